@@ -1,0 +1,60 @@
+// The HTTP application: framework plugins first, then our plugins, then one file per resource.
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { randomToken } from '../domain/ids.ts';
+import type { ApiContext } from './context.ts';
+import { apiDescription } from './openapi-info.ts';
+import { registerErrorHandling } from './plugins/error-handler.ts';
+import { removalRoutes } from './routes/removals.ts';
+import { resultRoutes } from './routes/results.ts';
+
+export async function buildApp(ctx: ApiContext, logger: Logger): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Our own id for every request: unique, never taken from the client.
+    genReqId: () => `req_${randomToken(20)}`,
+    requestIdHeader: false,
+    bodyLimit: 64 * 1024,
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Only JSON bodies are part of the interface.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  registerErrorHandling(app);
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Cutout background removal API', version: '1.0.0', description: apiDescription(ctx.config) },
+      servers: [{ url: '/api/v1' }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (`cut_…`).' } } },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  await app.register(
+    async (v1) => {
+      await v1.register(removalRoutes(ctx));
+      await v1.register(resultRoutes(ctx));
+      v1.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app));
+    },
+    { prefix: '/api/v1' },
+  );
+  return app;
+}
+
+/** Paths are published relative to the server entry `/api/v1`, as the specification writes them. */
+function openApiDocument(app: FastifyInstance): unknown {
+  const doc = app.swagger() as { paths?: Record<string, unknown> };
+  const paths = Object.fromEntries(Object.entries(doc.paths ?? {}).map(([p, v]) => [p.replace(/^\/api\/v1/, ''), v]));
+  return { ...doc, paths };
+}

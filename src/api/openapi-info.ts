@@ -1,0 +1,23 @@
+// The decisions taken where the interface specification says "not shown". The README repeats
+// them; tests check that both mention each one.
+import type { Config } from '../config.ts';
+
+export function apiDescription(config: Config): string {
+  return [
+    'Asynchronous background removal: create a task from a public image URL, poll it every 2–5 s, download the cutout.',
+    '',
+    '## Decisions where the specification is silent',
+    '- **`hd`** is accepted and echoed as `precision: "high"`; both cost 2 credits.',
+    '- **Failed task `error`**: `{ code, message }` with codes `image_url_forbidden`, `image_download_failed`, `image_too_large`, `unsupported_image`, `processing_failed` (see the `BgRemovalError` schema).',
+    '- **`canceled`** is never set by this version: there is no cancel operation.',
+    '- **Validation** (400 `invalid_request`): unknown fields are refused and named; a `model` other than `bg-remover` is refused; `image_url` must be an absolute http(s) URL of at most 2048 characters; the body must be a JSON object sent as `application/json` (multipart is refused with a message that upload is not available in this version). An unreachable or forbidden image URL is not a 400: the task is accepted and then fails with a task error code, and its credits are refunded.',
+    `- **Rate limit**: ${config.rateLimitPerMinute} requests per minute per API key, over all endpoints (fixed one-minute windows). Every authenticated response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix time in seconds when the window resets); every 429 carries \`Retry-After\` in seconds.`,
+    `- **Concurrency limit**: at most ${config.maxActiveTasks} tasks per account queued or processing at once (429 \`concurrency_limit\`, \`Retry-After: 5\`).`,
+    `- **Source images**: JPEG, PNG, WebP, GIF (first frame), AVIF/HEIF and TIFF; SVG and anything else is refused (\`unsupported_image\`). At most ${config.fetch.maxBytes} bytes, ${config.maxPixels} decoded pixels (checked from the header before decoding), ${config.fetch.maxRedirects} redirects and ${config.fetch.timeoutMs / 1000} s per download. EXIF orientation is applied; the result has the upright width and height.`,
+    `- **Result URL lifetime**: ${config.resultUrlTtlSeconds} s from the GET that returned it; every GET returns a freshly signed URL. Results are kept ${config.resultRetentionHours} h after the task finished; after that the task still reads \`succeeded\` with its \`usage\`, but \`output.url\` and \`output.expires_at\` are \`null\`.`,
+    '- **Idempotency keys** are scoped to the account and kept at least 24 hours; a replay answers 202 with the original task and the header `Idempotent-Replayed: true`.',
+    '- **Check order** on create: API key (401) → rate limit (429) → API access (403) → request (400) → idempotency (409/replay) → active tasks (429) → credits (402).',
+    '- **Events / webhooks**: none in this version; poll the task.',
+    '- **Compatibility**: fields may be added to responses within v1; clients must ignore unknown fields. Removing or renaming a field needs a new version path.',
+  ].join('\n');
+}

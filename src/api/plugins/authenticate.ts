@@ -1,0 +1,49 @@
+// Bearer API key → account, then the per-key rate limit. Runs before the body is parsed, so an
+// unauthenticated caller learns nothing about request validation.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../domain/errors.ts';
+import type { Account } from '../../store/accounts-repository.ts';
+import { authenticateApiKey } from '../../store/api-keys-repository.ts';
+import type { Db } from '../../store/database.ts';
+import type { RateLimiter } from '../rate-limiter.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    account?: Account;
+  }
+}
+
+export function requireAccount(request: FastifyRequest): Account {
+  if (!request.account) throw new ApiError('invalid_api_key', 'Missing API key.');
+  return request.account;
+}
+
+export function authenticate(db: Db, limiter: RateLimiter) {
+  return async function authenticateHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const header = request.headers.authorization;
+    if (!header) {
+      throw new ApiError('invalid_api_key', 'Missing API key: send the header "Authorization: Bearer <API_KEY>".');
+    }
+    const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
+    if (!match?.[1]) {
+      throw new ApiError('invalid_api_key', 'Malformed Authorization header: expected "Bearer <API_KEY>".');
+    }
+    const found = await authenticateApiKey(db, match[1]);
+    if (!found) throw new ApiError('invalid_api_key', 'Invalid API key: it is unknown or was deleted.');
+
+    const decision = limiter.hit(found.keyId);
+    const resetSeconds = Math.max(1, Math.ceil((decision.resetAt - Date.now()) / 1000));
+    reply.header('X-RateLimit-Limit', String(decision.limit));
+    reply.header('X-RateLimit-Remaining', String(decision.remaining));
+    reply.header('X-RateLimit-Reset', String(Math.ceil(decision.resetAt / 1000)));
+    if (!decision.allowed) {
+      throw new ApiError('rate_limit_exceeded', `Rate limit of ${decision.limit} requests per minute for this API key exceeded.`, {
+        'Retry-After': String(resetSeconds),
+      });
+    }
+    if (!found.account.apiAccess) {
+      throw new ApiError('api_access_required', 'API access requires a paid plan or a credit purchase.');
+    }
+    request.account = found.account;
+  };
+}

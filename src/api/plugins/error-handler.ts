@@ -1,0 +1,49 @@
+// Every failure leaves as the spec's Error body with a stable code and the request id.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ApiError, apiErrors, type ApiErrorCode } from '../../domain/errors.ts';
+import { describeValidationFailure } from './validation-message.ts';
+
+export function sendError(reply: FastifyReply, request: FastifyRequest, code: ApiErrorCode, message: string, headers: Record<string, string> = {}) {
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+  return reply.code(apiErrors[code].status).send({ error: { code, message, request_id: request.id } });
+}
+
+function translateFrameworkError(err: FastifyError, request: FastifyRequest): ApiError | undefined {
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    return new ApiError('invalid_request', describeValidationFailure(err.validation));
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+      const type = request.headers['content-type'] ?? '';
+      if (/^multipart\//i.test(type)) {
+        return new ApiError('invalid_request', 'File upload is not available in this version of the API: send a JSON body with image_url.');
+      }
+      return new ApiError('invalid_request', `Content-Type must be application/json (got ${type ? JSON.stringify(type) : 'none'}).`);
+    }
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_request', 'The request body is empty: send a JSON object with image_url.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', `Malformed JSON body: ${err.message}`);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('invalid_request', 'The request body is too large.');
+  }
+  if (err.statusCode === 400 && err instanceof SyntaxError) {
+    return new ApiError('invalid_request', `Malformed JSON body: ${err.message}`);
+  }
+  return undefined;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const apiError = err instanceof ApiError ? err : translateFrameworkError(err, request);
+    if (apiError) {
+      request.log.info({ code: apiError.code, status: apiError.status }, apiError.message);
+      return sendError(reply, request, apiError.code, apiError.message, apiError.headers);
+    }
+    request.log.error({ err }, 'unhandled error');
+    return sendError(reply, request, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
+  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+}

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ApiError } from '../../domain/errors.ts';
+import { canonicalInput, createRemovalBodySchema } from '../../domain/removal-request.ts';
+import { createTask, findTaskForAccount } from '../../store/tasks-repository.ts';
+import { requireAccount } from '../plugins/authenticate.ts';
+import { bgRemovalSchema, errorResponses, idempotencyHeaderSchema } from '../schemas.ts';
+import { toBgRemoval } from '../task-view.ts';
+import type { ApiContext } from '../context.ts';
+
+const security = [{ bearerAuth: [] }];
+
+export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.post(
+      '/bg/removals',
+      {
+        onRequest: ctx.authenticate,
+        schema: {
+          operationId: 'createBgRemoval',
+          summary: 'Create a removal',
+          description:
+            'Queues a background removal of the image at `image_url` and reserves its credits (1 for `standard`, 2 for `high`). ' +
+            'With an `Idempotency-Key`, the same key and the same request (after defaults and `hd`→`high`) return the original task ' +
+            'with 202 and no new charge; a different request gets 409 `idempotency_conflict`. Checks run in this order: API key (401), ' +
+            'rate limit (429), API access (403), request (400), idempotency (409 or replay), active tasks (429 `concurrency_limit`), credits (402).',
+          security,
+          headers: idempotencyHeaderSchema,
+          body: createRemovalBodySchema,
+          response: {
+            202: bgRemovalSchema,
+            ...errorResponses(['invalid_request', 'invalid_api_key', 'insufficient_credits', 'api_access_required', 'idempotency_conflict', 'rate_limit_exceeded', 'concurrency_limit']),
+          },
+        },
+      },
+      async (request, reply) => {
+        const account = requireAccount(request);
+        const { task, replayed } = await createTask(ctx.db, {
+          accountId: account.id,
+          input: canonicalInput(request.body),
+          idempotencyKey: request.headers['idempotency-key'],
+          maxActiveTasks: ctx.config.maxActiveTasks,
+        });
+        if (replayed) reply.header('Idempotent-Replayed', 'true');
+        else {
+          request.log.info({ taskId: task.id, accountId: account.id }, 'task created');
+          ctx.onTaskCreated();
+        }
+        return reply.code(202).send(toBgRemoval(task, ctx.signer));
+      },
+    );
+
+    app.get(
+      '/bg/removals/:task_id',
+      {
+        onRequest: ctx.authenticate,
+        schema: {
+          operationId: 'getBgRemoval',
+          summary: 'Query task status',
+          description: 'Returns the current state. A succeeded task carries a freshly signed result URL on every call.',
+          security,
+          params: z.object({ task_id: z.string().describe('The `id` of a task.') }),
+          response: {
+            200: bgRemovalSchema,
+            ...errorResponses(['invalid_api_key', 'api_access_required', 'task_not_found', 'rate_limit_exceeded']),
+          },
+        },
+      },
+      async (request) => {
+        const account = requireAccount(request);
+        const task = await findTaskForAccount(ctx.db, request.params.task_id, account.id);
+        if (!task) throw new ApiError('task_not_found', `No task ${request.params.task_id} for this account.`);
+        return toBgRemoval(task, ctx.signer);
+      },
+    );
+  };
+}

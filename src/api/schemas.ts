@@ -1,0 +1,86 @@
+// Response schemas. Registered with ids so the OpenAPI document shows them as named components.
+import { z } from 'zod';
+import { apiErrors, taskErrors } from '../domain/errors.ts';
+import { outputFormats, precisions, subjects } from '../domain/removal-request.ts';
+
+export const errorBodySchema = z
+  .object({
+    error: z.object({
+      code: z.string().describe(`Stable error code: ${Object.keys(apiErrors).map((c) => `\`${c}\``).join(', ')}.`),
+      message: z.string().describe('Human-readable explanation naming the field and the reason where one applies.'),
+      request_id: z.string().describe('Unique per request; also sent as the `X-Request-Id` header and logged.'),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export const taskErrorSchema = z
+  .object({
+    code: z.enum(Object.keys(taskErrors) as [keyof typeof taskErrors]).describe(
+      Object.entries(taskErrors)
+        .map(([code, text]) => `\`${code}\`: ${text}`)
+        .join('\n'),
+    ),
+    message: z.string(),
+  })
+  .meta({ id: 'BgRemovalError', description: 'Why a task failed. Present only when `status` is `failed`.' });
+
+export const bgRemovalSchema = z
+  .object({
+    id: z.string().describe('Task identifier (`bgr_…`). Used as `{task_id}` in the path.'),
+    object: z.literal('bg.removal'),
+    model: z.literal('bg-remover'),
+    status: z.enum(['queued', 'processing', 'succeeded', 'failed', 'canceled']).describe(
+      '`queued` → `processing` → `succeeded` | `failed`. This version never sets `canceled` (no cancel operation exists); the value is reserved.',
+    ),
+    created_at: z.string().nullable().describe('ISO 8601 date-time.'),
+    updated_at: z.string().nullable().describe('ISO 8601 date-time; moves with every status change.'),
+    input: z
+      .object({
+        image_url: z.string(),
+        subject: z.enum(subjects),
+        precision: z.enum(precisions).describe('`hd` is echoed as `high`.'),
+        output_format: z.enum(outputFormats),
+      })
+      .nullable(),
+    output: z
+      .object({
+        url: z
+          .string()
+          .nullable()
+          .describe('Signed, expiring URL of the result, freshly signed on every GET. `null` once the result was deleted after the retention period.'),
+        expires_at: z.string().nullable().describe('When `url` stops working (ISO 8601); `null` when `url` is.'),
+        width: z.number().int(),
+        height: z.number().int(),
+        format: z.enum(outputFormats),
+      })
+      .nullable(),
+    usage: z.object({ credits: z.number().int() }).nullable(),
+    error: taskErrorSchema.nullable(),
+  })
+  .meta({ id: 'BgRemoval' });
+
+export type BgRemoval = z.infer<typeof bgRemovalSchema>;
+
+export const idempotencyHeaderSchema = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1, 'Idempotency-Key must not be empty')
+    .max(128, 'Idempotency-Key must be at most 128 characters')
+    .optional()
+    .describe('Optional, at most 128 characters, scoped to the account, kept for at least 24 hours.'),
+});
+
+/** Error responses of a route, each documented with the codes it can carry. */
+export function errorResponses(codes: (keyof typeof apiErrors)[]): Record<number, typeof errorBodySchema> {
+  const byStatus = new Map<number, (keyof typeof apiErrors)[]>();
+  for (const code of codes) {
+    const { status } = apiErrors[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [
+      status,
+      errorBodySchema.describe(list.map((c) => `\`${c}\`: ${apiErrors[c].description}`).join(' ')),
+    ]),
+  );
+}

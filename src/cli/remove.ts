@@ -1,0 +1,48 @@
+// `cutout remove`: the service's pipeline on local files, without a server or a database.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Config } from '../config.ts';
+import { TaskError } from '../domain/errors.ts';
+import { outputFormats, precisions, subjects } from '../domain/removal-request.ts';
+import { inferenceThreads } from '../worker/start-worker.ts';
+import { loadSegmenter, removeBackground } from '../vision/remove-background.ts';
+import { parseFlags } from './args.ts';
+import { CliError } from './output.ts';
+
+export async function removeCommand(config: Config, argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(
+    argv,
+    { 'out-dir': { type: 'string' }, subject: { type: 'string' }, precision: { type: 'string' }, format: { type: 'string' } },
+    z.object({
+      'out-dir': z.string().min(1),
+      subject: z.enum(subjects).default('auto'),
+      precision: z
+        .enum(['standard', 'high', 'hd'])
+        .default('standard')
+        .transform((p) => (p === 'hd' ? 'high' : p) as (typeof precisions)[number]),
+      format: z.enum(outputFormats).default('png'),
+    }),
+  );
+  if (positionals.length === 0) throw new CliError('usage: cutout remove FILE... --out-dir DIR [--subject S] [--precision P] [--format png|webp]', 2);
+  const outDir = path.resolve(values['out-dir']);
+  await fsp.mkdir(outDir, { recursive: true });
+  const segmenter = await loadSegmenter({ threads: inferenceThreads(config) });
+  let failures = 0;
+  for (const [index, file] of positionals.entries()) {
+    const started = Date.now();
+    const prefix = `[${index + 1}/${positionals.length}] ${file}`;
+    try {
+      const input = await fsp.readFile(file);
+      const cutout = await removeBackground(segmenter, input, { subject: values.subject, precision: values.precision, format: values.format, maxPixels: config.maxPixels });
+      const target = path.join(outDir, `${path.parse(file).name}.${cutout.format}`);
+      await fsp.writeFile(target, cutout.data);
+      process.stderr.write(`${prefix} → ${target} ${cutout.width}×${cutout.height} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+    } catch (err) {
+      failures += 1;
+      const reason = err instanceof TaskError ? `${err.code}: ${err.message}` : (err as Error).message;
+      process.stderr.write(`${prefix} failed: ${reason}\n`);
+    }
+  }
+  if (failures > 0) throw new CliError(`${failures} of ${positionals.length} files failed`);
+}

@@ -1,0 +1,86 @@
+// One GET over a fresh connection to a pinned address, and a body reader with a byte cap.
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { TaskError } from '../domain/errors.ts';
+import { forbiddenHost } from './address-policy.ts';
+import { pinnedLookup } from './pinned-address.ts';
+
+const requestHeaders = {
+  accept: 'image/*',
+  'user-agent': 'Cutout/1.0',
+  // The bytes are handed on as they arrive; ask servers not to compress what nobody will inflate.
+  'accept-encoding': 'identity',
+};
+
+/**
+ * Sends the request and resolves with the response head. The URL's own hostname stays in the Host
+ * header and TLS servername; only the socket's destination comes from `address`.
+ */
+export function openResponse(url: URL, address: string, isAllowed: (ip: string) => boolean, signal: AbortSignal): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const client = url.protocol === 'https:' ? https : http;
+    const req = client.request({
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port === '' ? undefined : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+      method: 'GET',
+      headers: requestHeaders,
+      lookup: pinnedLookup(address),
+      // A pooled socket may have been opened for another answer; every hop gets a fresh one.
+      agent: false,
+      signal,
+    });
+    req.on('socket', (socket) => guardRemoteAddress(socket, url.hostname, address, isAllowed, (err) => req.destroy(err)));
+    req.on('response', resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+// Defence in depth: the lookup above already pins the address, so a mismatch means something
+// between here and the kernel resolved on its own. Runs before the request bytes are flushed.
+function guardRemoteAddress(socket: Socket, host: string, pinned: string, isAllowed: (ip: string) => boolean, fail: (err: Error) => void): void {
+  const check = (): void => {
+    const remote = socket.remoteAddress;
+    if (remote === undefined || !sameAddress(remote, pinned) || !isAllowed(remote)) fail(forbiddenHost(host));
+  };
+  if (socket.connecting) socket.prependOnceListener('connect', check);
+  else check();
+}
+
+function sameAddress(a: string, b: string): boolean {
+  return ipaddr.isValid(a) && ipaddr.isValid(b) && ipaddr.parse(a).toNormalizedString() === ipaddr.parse(b).toNormalizedString();
+}
+
+/** Reads the whole body, aborting the download as soon as it passes `maxBytes`. */
+export async function readCapped(res: http.IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    res.destroy();
+    throw tooLarge(maxBytes);
+  }
+  const onAbort = (): void => {
+    res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+  };
+  if (signal.aborted) onAbort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    // Leaving the loop early (the throw) destroys the stream and with it the connection.
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > maxBytes) throw tooLarge(maxBytes);
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, total);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function tooLarge(maxBytes: number): TaskError {
+  return new TaskError('image_too_large', `The image is larger than the ${maxBytes}-byte download limit.`);
+}

@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { newId } from '../domain/ids.ts';
+import { inTransaction, type Db, type Tx } from './database.ts';
+import type { LedgerKind } from './schema.ts';
+
+const accountRow = z.object({
+  id: z.string(),
+  email: z.string(),
+  plan: z.enum(['free', 'paid']),
+  has_purchase: z.coerce.number(),
+  credits_available: z.coerce.number().int().min(0),
+  credits_reserved: z.coerce.number().int().min(0),
+  created_at: z.coerce.number(),
+});
+
+export interface Account {
+  id: string;
+  email: string;
+  plan: 'free' | 'paid';
+  apiAccess: boolean;
+  creditsAvailable: number;
+  creditsReserved: number;
+  createdAt: number;
+}
+
+export function toAccount(row: unknown): Account {
+  const r = accountRow.parse(row);
+  return {
+    id: r.id,
+    email: r.email,
+    plan: r.plan,
+    apiAccess: r.plan === 'paid' || r.has_purchase === 1,
+    creditsAvailable: r.credits_available,
+    creditsReserved: r.credits_reserved,
+    createdAt: r.created_at,
+  };
+}
+
+export class EmailTakenError extends Error {
+  readonly code = 'email_taken';
+}
+
+export async function createAccount(
+  db: Db,
+  input: { email: string; plan: 'free' | 'paid'; credits: number },
+  now = Date.now(),
+): Promise<Account> {
+  const id = newId('acct');
+  return inTransaction(db, async (tx) => {
+    const existing = await tx.selectFrom('accounts').select('id').where('email', '=', input.email).executeTakeFirst();
+    if (existing) throw new EmailTakenError(`an account with email ${input.email} already exists`);
+    await tx
+      .insertInto('accounts')
+      .values({ id, email: input.email, plan: input.plan, has_purchase: 0, credits_available: 0, credits_reserved: 0, created_at: now })
+      .execute();
+    if (input.credits > 0) await addCredits(tx, id, input.credits, 'grant', now);
+    return loadAccount(tx, id);
+  });
+}
+
+export async function findAccount(db: Db, id: string): Promise<Account | undefined> {
+  const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toAccount(row) : undefined;
+}
+
+export async function countAccounts(db: Db): Promise<number> {
+  const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export class AccountNotFoundError extends Error {
+  readonly code = 'account_not_found';
+}
+
+/** A grant from an operator, or a recorded purchase, which also unlocks API access. */
+export async function grantCredits(
+  db: Db,
+  accountId: string,
+  amount: number,
+  purchase: boolean,
+  now = Date.now(),
+): Promise<Account> {
+  return inTransaction(db, async (tx) => {
+    const found = await tx.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+    if (!found) throw new AccountNotFoundError(`no account ${accountId}`);
+    await addCredits(tx, accountId, amount, purchase ? 'purchase' : 'grant', now);
+    if (purchase) await tx.updateTable('accounts').set({ has_purchase: 1 }).where('id', '=', accountId).execute();
+    return loadAccount(tx, accountId);
+  });
+}
+
+async function addCredits(tx: Tx, accountId: string, amount: number, kind: LedgerKind, now: number): Promise<void> {
+  await tx
+    .updateTable('accounts')
+    .set((eb) => ({ credits_available: eb('credits_available', '+', amount) }))
+    .where('id', '=', accountId)
+    .execute();
+  await tx
+    .insertInto('credit_ledger')
+    .values({ account_id: accountId, task_id: null, kind, available_delta: amount, reserved_delta: 0, created_at: now })
+    .execute();
+}
+
+async function loadAccount(tx: Tx, id: string): Promise<Account> {
+  return toAccount(await tx.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+}
+
+export interface LedgerEntry {
+  id: number;
+  kind: LedgerKind;
+  taskId: string | null;
+  availableDelta: number;
+  reservedDelta: number;
+  createdAt: number;
+}
+
+export async function listLedger(db: Db, accountId: string): Promise<LedgerEntry[]> {
+  const rows = await db.selectFrom('credit_ledger').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+  return rows.map((r) => ({
+    id: Number(r.id),
+    kind: r.kind,
+    taskId: r.task_id,
+    availableDelta: Number(r.available_delta),
+    reservedDelta: Number(r.reserved_delta),
+    createdAt: Number(r.created_at),
+  }));
+}

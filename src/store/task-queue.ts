@@ -1,0 +1,166 @@
+// The worker's side of the tasks table: claims with a lease, heartbeats, and the two endings.
+// Every state change after a claim is fenced on the lease token of that attempt, so a worker that
+// lost its lease (it stalled, and another took the task over) can change nothing.
+import { randomUUID } from 'node:crypto';
+import type { TaskErrorCode } from '../domain/errors.ts';
+import { inTransaction, type Db, type Tx } from './database.ts';
+import { toTask, type Task } from './task-row.ts';
+
+export interface ClaimedTask {
+  task: Task;
+  leaseToken: string;
+}
+
+/**
+ * Takes the oldest task that is queued, or processing under an expired lease (its worker died)
+ * with attempts left. Tasks out of attempts are left for failAbandonedTasks.
+ */
+export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts: number }, now = Date.now()): Promise<ClaimedTask | undefined> {
+  return inTransaction(db, async (tx) => {
+    const candidate = await tx
+      .selectFrom('tasks')
+      .select('id')
+      .where((eb) =>
+        eb.or([
+          eb('status', '=', 'queued'),
+          eb.and([eb('status', '=', 'processing'), eb('lease_expires_at', '<', now), eb('attempts', '<', opts.maxAttempts)]),
+        ]),
+      )
+      .orderBy('created_at')
+      .limit(1)
+      .executeTakeFirst();
+    if (!candidate) return undefined;
+    const leaseToken = randomUUID();
+    await tx
+      .updateTable('tasks')
+      .set((eb) => ({
+        status: 'processing',
+        attempts: eb('attempts', '+', 1),
+        lease_token: leaseToken,
+        lease_expires_at: now + opts.leaseMs,
+        updated_at: now,
+      }))
+      .where('id', '=', candidate.id)
+      .execute();
+    const task = toTask(await tx.selectFrom('tasks').selectAll().where('id', '=', candidate.id).executeTakeFirstOrThrow());
+    return { task, leaseToken };
+  });
+}
+
+/** Extends the lease of the attempt the caller holds; false means the attempt is no longer ours. */
+export async function extendLease(db: Db, taskId: string, leaseToken: string, leaseMs: number, now = Date.now()): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set({ lease_expires_at: now + leaseMs })
+    .where('id', '=', taskId)
+    .where('lease_token', '=', leaseToken)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export interface TaskResult {
+  key: string;
+  width: number;
+  height: number;
+}
+
+/** Marks success and turns the reservation into a charge, in one transaction. */
+export async function completeTask(db: Db, taskId: string, leaseToken: string, result: TaskResult, now = Date.now()): Promise<boolean> {
+  return inTransaction(db, async (tx) => {
+    const task = await heldTask(tx, taskId, leaseToken);
+    if (!task) return false;
+    await tx
+      .updateTable('tasks')
+      .set({
+        status: 'succeeded',
+        lease_token: null,
+        lease_expires_at: null,
+        result_key: result.key,
+        result_width: result.width,
+        result_height: result.height,
+        updated_at: now,
+        finished_at: now,
+      })
+      .where('id', '=', taskId)
+      .execute();
+    await settleReservation(tx, task, 'charge', now);
+    return true;
+  });
+}
+
+/** Marks failure and refunds the reservation, in one transaction. */
+export async function failTask(
+  db: Db,
+  taskId: string,
+  leaseToken: string,
+  error: { code: TaskErrorCode; message: string },
+  now = Date.now(),
+): Promise<boolean> {
+  return inTransaction(db, async (tx) => {
+    const task = await heldTask(tx, taskId, leaseToken);
+    if (!task) return false;
+    await markFailed(tx, task, error, now);
+    return true;
+  });
+}
+
+/** Fails and refunds tasks whose workers died on every allowed attempt. Returns their ids. */
+export async function failAbandonedTasks(db: Db, maxAttempts: number, now = Date.now()): Promise<string[]> {
+  return inTransaction(db, async (tx) => {
+    const rows = await tx
+      .selectFrom('tasks')
+      .selectAll()
+      .where('status', '=', 'processing')
+      .where('lease_expires_at', '<', now)
+      .where('attempts', '>=', maxAttempts)
+      .execute();
+    for (const row of rows) {
+      const task = toTask(row);
+      await markFailed(
+        tx,
+        task,
+        { code: 'processing_failed', message: `The task was abandoned by a worker ${task.attempts} times and was given up; its credits were refunded.` },
+        now,
+      );
+    }
+    return rows.map((r) => r.id);
+  });
+}
+
+async function heldTask(tx: Tx, taskId: string, leaseToken: string): Promise<Task | undefined> {
+  const row = await tx
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', '=', taskId)
+    .where('lease_token', '=', leaseToken)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return row ? toTask(row) : undefined;
+}
+
+async function markFailed(tx: Tx, task: Task, error: { code: string; message: string }, now: number): Promise<void> {
+  await tx
+    .updateTable('tasks')
+    .set({ status: 'failed', lease_token: null, lease_expires_at: null, error_code: error.code, error_message: error.message, updated_at: now, finished_at: now })
+    .where('id', '=', task.id)
+    .execute();
+  await settleReservation(tx, task, 'refund', now);
+}
+
+async function settleReservation(tx: Tx, task: Task, kind: 'charge' | 'refund', now: number): Promise<void> {
+  const cost = task.credits;
+  const availableDelta = kind === 'refund' ? cost : 0;
+  await tx
+    .updateTable('accounts')
+    .set((eb) => ({
+      credits_available: eb('credits_available', '+', availableDelta),
+      credits_reserved: eb('credits_reserved', '-', cost),
+    }))
+    .where('id', '=', task.account_id)
+    .execute();
+  await tx
+    .insertInto('credit_ledger')
+    .values({ account_id: task.account_id, task_id: task.id, kind, available_delta: availableDelta, reserved_delta: -cost, created_at: now })
+    .execute();
+}

@@ -1,0 +1,130 @@
+// Creating and reading tasks: the API's side of the tasks table.
+import { ApiError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { canonicalFingerprint, creditCost, type RemovalInput } from '../domain/removal-request.ts';
+import { inTransaction, type Db, type Tx } from './database.ts';
+import { toTask, type Task } from './task-row.ts';
+
+export interface CreateTaskRequest {
+  accountId: string;
+  input: RemovalInput;
+  idempotencyKey: string | undefined;
+  maxActiveTasks: number;
+}
+
+export interface CreateTaskResult {
+  task: Task;
+  /** True when an earlier request with the same idempotency key created the task. */
+  replayed: boolean;
+}
+
+const concurrencyRetryAfterSeconds = 5;
+
+/**
+ * One transaction: idempotency lookup, concurrency and balance checks, the task row, the credit
+ * reservation and the idempotency record. Concurrent creates serialise on the write lock, so two
+ * requests with one key create one task and the balance can never be over-reserved.
+ */
+export async function createTask(db: Db, req: CreateTaskRequest, now = Date.now()): Promise<CreateTaskResult> {
+  const fingerprint = canonicalFingerprint(req.input);
+  return inTransaction(db, async (tx) => {
+    if (req.idempotencyKey !== undefined) {
+      const prior = await findIdempotentTask(tx, req.accountId, req.idempotencyKey);
+      if (prior) {
+        if (prior.fingerprint !== fingerprint) {
+          throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body.');
+        }
+        return { task: prior.task, replayed: true };
+      }
+    }
+
+    const active = await tx
+      .selectFrom('tasks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', req.accountId)
+      .where('status', 'in', ['queued', 'processing'])
+      .executeTakeFirstOrThrow();
+    if (Number(active.n) >= req.maxActiveTasks) {
+      throw new ApiError(
+        'concurrency_limit',
+        `At most ${req.maxActiveTasks} tasks may be queued or processing at once; wait for one to finish.`,
+        { 'Retry-After': String(concurrencyRetryAfterSeconds) },
+      );
+    }
+
+    const cost = creditCost[req.input.precision];
+    const reserved = await tx
+      .updateTable('accounts')
+      .set((eb) => ({
+        credits_available: eb('credits_available', '-', cost),
+        credits_reserved: eb('credits_reserved', '+', cost),
+      }))
+      .where('id', '=', req.accountId)
+      .where('credits_available', '>=', cost)
+      .executeTakeFirst();
+    if (Number(reserved.numUpdatedRows) === 0) {
+      throw new ApiError('insufficient_credits', `This task needs ${cost} credit${cost > 1 ? 's' : ''}; the account does not have enough.`);
+    }
+
+    const id = newId('bgr');
+    await tx
+      .insertInto('tasks')
+      .values({
+        id,
+        account_id: req.accountId,
+        status: 'queued',
+        image_url: req.input.image_url,
+        subject: req.input.subject,
+        precision: req.input.precision,
+        output_format: req.input.output_format,
+        credits: cost,
+        attempts: 0,
+        lease_token: null,
+        lease_expires_at: null,
+        result_key: null,
+        result_width: null,
+        result_height: null,
+        result_deleted_at: null,
+        error_code: null,
+        error_message: null,
+        created_at: now,
+        updated_at: now,
+        finished_at: null,
+      })
+      .execute();
+    await tx
+      .insertInto('credit_ledger')
+      .values({ account_id: req.accountId, task_id: id, kind: 'reserve', available_delta: -cost, reserved_delta: cost, created_at: now })
+      .execute();
+    if (req.idempotencyKey !== undefined) {
+      await tx
+        .insertInto('idempotency_keys')
+        .values({ account_id: req.accountId, key: req.idempotencyKey, fingerprint, task_id: id, created_at: now })
+        .execute();
+    }
+    return { task: toTask(await tx.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow()), replayed: false };
+  });
+}
+
+async function findIdempotentTask(tx: Tx, accountId: string, key: string): Promise<{ fingerprint: string; task: Task } | undefined> {
+  const row = await tx
+    .selectFrom('idempotency_keys')
+    .innerJoin('tasks', 'tasks.id', 'idempotency_keys.task_id')
+    .selectAll('tasks')
+    .select('idempotency_keys.fingerprint')
+    .where('idempotency_keys.account_id', '=', accountId)
+    .where('idempotency_keys.key', '=', key)
+    .executeTakeFirst();
+  return row ? { fingerprint: row.fingerprint, task: toTask(row) } : undefined;
+}
+
+/** Another account's task is indistinguishable from a missing one. */
+export async function findTaskForAccount(db: Db, taskId: string, accountId: string): Promise<Task | undefined> {
+  const row = await db.selectFrom('tasks').selectAll().where('id', '=', taskId).where('account_id', '=', accountId).executeTakeFirst();
+  return row ? toTask(row) : undefined;
+}
+
+export async function findTask(db: Db, taskId: string): Promise<Task | undefined> {
+  const row = await db.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirst();
+  return row ? toTask(row) : undefined;
+}

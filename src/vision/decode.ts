@@ -1,0 +1,65 @@
+// Turns untrusted bytes into upright 8-bit sRGB pixels, refusing what we do not handle before
+// any pixel is decoded.
+import sharp, { type Metadata } from 'sharp';
+import { TaskError } from '../domain/errors.ts';
+
+/** Decoders we accept, as sharp names them (AVIF reports as `heif`). Anything else, SVG included, is refused. */
+const acceptedFormats: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'gif', 'heif', 'tiff']);
+
+export interface ImageHeader {
+  format: string;
+  /** Upright size, after EXIF orientation. */
+  width: number;
+  height: number;
+}
+
+/** Interleaved 8-bit sRGB pixels, with the source's alpha as a fourth channel when it has one. */
+export interface DecodedImage {
+  pixels: Buffer;
+  width: number;
+  height: number;
+  channels: 3 | 4;
+}
+
+/** Reads only the header: format and size are checked without decoding pixels. */
+export async function readHeader(input: Buffer, maxPixels: number): Promise<ImageHeader> {
+  let metadata: Metadata;
+  try {
+    // The pixel limit is ours to apply below, with a clearer error than sharp's.
+    metadata = await sharp(input, { limitInputPixels: false }).metadata();
+  } catch {
+    throw new TaskError('unsupported_image', 'The data is not a recognisable image.');
+  }
+  if (!acceptedFormats.has(metadata.format)) {
+    throw new TaskError('unsupported_image', `${metadata.format.toUpperCase()} images are not supported; send JPEG, PNG, WebP, GIF, AVIF or TIFF.`);
+  }
+  const { width, height } = metadata.autoOrient;
+  if (!(width > 0 && height > 0)) throw new TaskError('unsupported_image', 'The image has no pixels.');
+  if (width * height > maxPixels) {
+    throw new TaskError('image_too_large', `The image is ${width}×${height} (${megapixels(width * height)} MP); the limit is ${megapixels(maxPixels)} MP.`);
+  }
+  return { format: metadata.format, width, height };
+}
+
+/** Decodes the first frame (animations and multi-page files contribute only that), upright. */
+export async function decodeImage(input: Buffer, maxPixels: number): Promise<DecodedImage> {
+  try {
+    const { data, info } = await sharp(input, { limitInputPixels: Math.max(1, Math.floor(maxPixels)) })
+      .autoOrient()
+      // CMYK, greyscale and 16-bit sources all become 8-bit sRGB; an ICC profile is applied on the way.
+      .toColourspace('srgb')
+      .raw({ depth: 'uchar' })
+      .toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3 && info.channels !== 4) throw new Error(`decoded ${info.channels} channels`);
+    return { pixels: data, width: info.width, height: info.height, channels: info.channels };
+  } catch (err) {
+    if (err instanceof Error && /pixel limit/i.test(err.message)) {
+      throw new TaskError('image_too_large', `The image has more than ${megapixels(maxPixels)} MP.`);
+    }
+    throw new TaskError('unsupported_image', 'The image data could not be decoded (corrupt or truncated file, or an unsupported variant of its format).');
+  }
+}
+
+function megapixels(pixels: number): string {
+  return String(Math.round(pixels / 1e5) / 10);
+}

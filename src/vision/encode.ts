@@ -1,0 +1,19 @@
+// Encodes the cutout: PNG, or lossless WebP so that the alpha survives exactly.
+import sharp from 'sharp';
+import type { OutputFormat } from '../domain/removal-request.ts';
+import { TaskError } from '../domain/errors.ts';
+
+/** WebP stores each side in 14 bits. */
+const maxWebpSide = 16383;
+
+/** Refuses, before any work is done, a cutout the requested format cannot hold. */
+export function assertEncodable(width: number, height: number, format: OutputFormat): void {
+  if (format === 'webp' && Math.max(width, height) > maxWebpSide) {
+    throw new TaskError('image_too_large', `WebP output is limited to ${maxWebpSide} pixels per side and the image is ${width}×${height}; ask for png instead.`);
+  }
+}
+
+export async function encodeCutout(rgba: Buffer, width: number, height: number, format: OutputFormat): Promise<Buffer> {
+  const image = sharp(rgba, { raw: { width, height, channels: 4 } });
+  return format === 'png' ? image.png().toBuffer() : image.webp({ lossless: true }).toBuffer();
+}

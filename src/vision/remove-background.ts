@@ -1,0 +1,66 @@
+// The background-removal pipeline: decode → preprocess → inference → compose → encode.
+import { TaskError } from '../domain/errors.ts';
+import type { OutputFormat, Precision, Subject } from '../domain/removal-request.ts';
+import { composeCutout } from './compose.ts';
+import { decodeImage, readHeader } from './decode.ts';
+import { assertEncodable, encodeCutout } from './encode.ts';
+import { predictMask } from './infer.ts';
+import type { Segmenter } from './model.ts';
+import { toModelInput } from './preprocess.ts';
+
+export { loadSegmenter, type Segmenter, type SegmenterOptions } from './model.ts';
+
+export interface RemovalOptions {
+  /** Accepted for the API; every subject runs the same pipeline for now. */
+  subject: Subject;
+  /** `high` adds a pass on the mirrored image and averages the two masks. */
+  precision: Precision;
+  format: OutputFormat;
+  /** Decoded-pixel cap (width × height), checked from the header before decoding. */
+  maxPixels: number;
+}
+
+export type Stage = 'decode' | 'preprocess' | 'inference' | 'compose' | 'encode';
+
+export interface RemovalResult {
+  data: Buffer;
+  /** The source's upright size. */
+  width: number;
+  height: number;
+  format: OutputFormat;
+  /** Milliseconds spent in each stage. */
+  timings: Record<Stage, number>;
+}
+
+/**
+ * Cuts the subject out of an encoded image. Throws TaskError: `unsupported_image` and
+ * `image_too_large` for the input's faults, `processing_failed` for anything else.
+ */
+export async function removeBackground(segmenter: Segmenter, input: Buffer, options: RemovalOptions): Promise<RemovalResult> {
+  const timings = {} as Record<Stage, number>;
+  async function stage<T>(name: Stage, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof TaskError) throw err;
+      // Internal details (paths, library messages) stay in `cause` for the logs, out of the task's error.
+      const failure = new TaskError('processing_failed', `Background removal failed during ${name}.`);
+      failure.cause = err;
+      throw failure;
+    } finally {
+      timings[name] = Math.round((performance.now() - started) * 10) / 10;
+    }
+  }
+
+  const image = await stage('decode', async () => {
+    const header = await readHeader(input, options.maxPixels);
+    assertEncodable(header.width, header.height, options.format);
+    return decodeImage(input, options.maxPixels);
+  });
+  const tensor = await stage('preprocess', () => toModelInput(image));
+  const mask = await stage('inference', () => predictMask(segmenter, tensor, options.precision));
+  const rgba = await stage('compose', () => composeCutout(image, mask));
+  const data = await stage('encode', () => encodeCutout(rgba, image.width, image.height, options.format));
+  return { data, width: image.width, height: image.height, format: options.format, timings };
+}

@@ -1,0 +1,98 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+
+const imageUrl = 'https://images.example.test/photo.jpg';
+
+describe('POST /bg/removals validation', () => {
+  let server: TestServer;
+  let key: string;
+
+  before(async () => {
+    server = await startTestServer();
+    ({ key } = await server.account({ credits: 1000 }));
+  });
+  after(() => server.close());
+
+  async function expectInvalid(init: RequestInit, messagePattern: RegExp): Promise<void> {
+    const res = await server.request('/api/v1/bg/removals', { ...init, method: 'POST', key });
+    const body = (await res.json()) as { error: { code: string; message: string; request_id: string } };
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(body.error.code, 'invalid_request');
+    assert.match(body.error.message, messagePattern);
+    assert.equal(body.error.request_id, res.headers.get('x-request-id'));
+  }
+
+  const json = (body: string): RequestInit => ({ headers: { 'content-type': 'application/json' }, body });
+
+  test('a valid request is accepted with 202 and echoes its input with defaults applied', async () => {
+    const res = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: imageUrl }), key });
+    assert.equal(res.status, 202);
+    const task = (await res.json()) as Record<string, unknown>;
+    assert.match(String(task.id), /^bgr_[0-9a-z]{20}$/);
+    assert.equal(task.object, 'bg.removal');
+    assert.equal(task.model, 'bg-remover');
+    assert.equal(task.status, 'queued');
+    assert.deepEqual(task.input, { image_url: imageUrl, subject: 'auto', precision: 'standard', output_format: 'png' });
+    assert.equal(task.output, null);
+    assert.equal(task.usage, null);
+    assert.equal(task.error, null);
+    assert.ok(!Number.isNaN(Date.parse(String(task.created_at))));
+    assert.equal(task.created_at, task.updated_at);
+  });
+
+  test('hd is accepted and echoed as high', async () => {
+    const res = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: imageUrl, precision: 'hd', model: 'bg-remover', subject: 'hair', output_format: 'webp' }), key });
+    assert.equal(res.status, 202);
+    const task = (await res.json()) as { input: Record<string, string> };
+    assert.deepEqual(task.input, { image_url: imageUrl, subject: 'hair', precision: 'high', output_format: 'webp' });
+  });
+
+  test('malformed JSON is refused', () => expectInvalid(json('{"image_url": '), /Malformed JSON/));
+  test('an empty body is refused', () => expectInvalid(json(''), /empty/));
+  test('a JSON array is refused as not an object', () => expectInvalid(json('[1,2]'), /must be a JSON object/));
+  test('a JSON string is refused as not an object', () => expectInvalid(json('"hello"'), /must be a JSON object/));
+  test('a JSON null is refused as not an object', () => expectInvalid(json('null'), /must be a JSON object/));
+  test('a text/plain body is refused naming the content type', () =>
+    expectInvalid({ headers: { 'content-type': 'text/plain' }, body: `{"image_url":"${imageUrl}"}` }, /Content-Type must be application\/json/));
+  test('a form-encoded body is refused', () => expectInvalid({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'image_url=x' }, /application\/json/));
+  test('a multipart upload is refused with a message that upload is not available', async () => {
+    const form = new FormData();
+    form.append('image_file', new Blob([new Uint8Array([1, 2, 3])]), 'a.png');
+    await expectInvalid({ body: form }, /upload is not available in this version/);
+  });
+  test('a missing image_url is refused', () => expectInvalid(json('{}'), /image_url is required/));
+  test('a relative image_url is refused', () => expectInvalid(json('{"image_url":"/photo.jpg"}'), /image_url must be an absolute http or https URL/));
+  test('an ftp image_url is refused', () => expectInvalid(json('{"image_url":"ftp://example.test/a.png"}'), /absolute http or https URL/));
+  test('a data: image_url is refused', () => expectInvalid(json('{"image_url":"data:image/png;base64,AAAA"}'), /absolute http or https URL/));
+  test('a non-string image_url is refused', () => expectInvalid(json('{"image_url":42}'), /image_url must be a string/));
+  test('an image_url longer than 2048 characters is refused', () =>
+    expectInvalid(json(JSON.stringify({ image_url: `https://example.test/${'a'.repeat(2030)}` })), /at most 2048 characters/));
+  test('an unknown field is refused and named', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, size: 'full' })), /Unknown field "size"/));
+  test('a model other than bg-remover is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, model: 'u2net' })), /model must be "bg-remover"/));
+  test('a bad subject is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, subject: 'cat' })), /subject must be one of auto, product, portrait, hair/));
+  test('a bad precision is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, precision: 'ultra' })), /precision must be one of standard, high, hd/));
+  test('a bad output_format is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, output_format: 'jpg' })), /output_format must be one of png, webp/));
+  test('an Idempotency-Key longer than 128 characters is refused', () =>
+    expectInvalid({ headers: { 'content-type': 'application/json', 'idempotency-key': 'k'.repeat(129) }, body: JSON.stringify({ image_url: imageUrl }) }, /Idempotency-Key must be at most 128 characters/));
+  test('an empty Idempotency-Key is refused', () =>
+    expectInvalid({ headers: { 'content-type': 'application/json', 'idempotency-key': '' }, body: JSON.stringify({ image_url: imageUrl }) }, /Idempotency-Key must not be empty/));
+
+  test('every error carries a unique request id, also in the X-Request-Id header', async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      const res = await server.request('/api/v1/bg/removals', { ...json('{}'), method: 'POST', key });
+      const body = (await res.json()) as { error: { request_id: string } };
+      assert.equal(body.error.request_id, res.headers.get('x-request-id'));
+      ids.add(body.error.request_id);
+    }
+    assert.equal(ids.size, 5);
+  });
+
+  test('an unknown route answers 404 with the Error body', async () => {
+    const res = await server.request('/api/v1/nope', { key });
+    assert.equal(res.status, 404);
+    const body = (await res.json()) as { error: { code: string } };
+    assert.equal(body.error.code, 'not_found');
+  });
+});

@@ -1,0 +1,120 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { findAccount, listLedger } from '../../src/store/accounts-repository.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const imageUrl = 'https://images.example.test/photo.jpg';
+
+function post(server: TestServer, key: string, body: unknown, idempotencyKey?: string): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+  return server.request('/api/v1/bg/removals', { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body), key });
+}
+
+describe('credits at creation', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ CUTOUT_MAX_ACTIVE_TASKS: '100' });
+  });
+  after(() => server.close());
+
+  test('standard reserves 1 credit and high reserves 2, each recorded in the ledger', async () => {
+    const { key, accountId } = await server.account({ credits: 10 });
+    const standard = (await (await post(server, key, { image_url: imageUrl })).json()) as { id: string };
+    const high = (await (await post(server, key, { image_url: imageUrl, precision: 'high' })).json()) as { id: string };
+    const account = await findAccount(server.db, accountId);
+    assert.equal(account?.creditsAvailable, 7);
+    assert.equal(account?.creditsReserved, 3);
+    const ledger = await listLedger(server.db, accountId);
+    assert.deepEqual(
+      ledger.map((e) => [e.kind, e.taskId, e.availableDelta, e.reservedDelta]),
+      [
+        ['grant', null, 10, 0],
+        ['reserve', standard.id, -1, 1],
+        ['reserve', high.id, -2, 2],
+      ],
+    );
+  });
+
+  test('a create the balance cannot cover gets 402 insufficient_credits and reserves nothing', async () => {
+    const { key, accountId } = await server.account({ credits: 1 });
+    const res = await post(server, key, { image_url: imageUrl, precision: 'hd' });
+    assert.equal(res.status, 402);
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'insufficient_credits');
+    assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 1);
+  });
+
+  test('30 concurrent creates against 5 credits: exactly 5 are accepted and the balance never goes negative', async () => {
+    const { key, accountId } = await server.account({ credits: 5 });
+    const responses = await Promise.all(Array.from({ length: 30 }, () => post(server, key, { image_url: imageUrl })));
+    const statuses = responses.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 202).length, 5);
+    assert.equal(statuses.filter((s) => s === 402).length, 25);
+    const account = await findAccount(server.db, accountId);
+    assert.equal(account?.creditsAvailable, 0);
+    assert.equal(account?.creditsReserved, 5);
+    const ledger = await listLedger(server.db, accountId);
+    assert.equal(ledger.filter((e) => e.kind === 'reserve').length, 5);
+  });
+});
+
+describe('idempotency', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ CUTOUT_MAX_ACTIVE_TASKS: '100' });
+  });
+  after(() => server.close());
+
+  test('the same key with the same canonical body returns the original task without a new charge', async () => {
+    const { key, accountId } = await server.account({ credits: 10 });
+    const first = await post(server, key, { image_url: imageUrl, precision: 'hd' }, 'order-1');
+    assert.equal(first.status, 202);
+    const original = (await first.json()) as { id: string };
+    // Same request spelled differently: other key order, defaults written out, hd resolved to high.
+    const again = await post(server, key, `{"output_format":"png","subject":"auto","precision":"high","model":"bg-remover","image_url":"${imageUrl}"}`, 'order-1');
+    assert.equal(again.status, 202);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(((await again.json()) as { id: string }).id, original.id);
+    assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 8);
+  });
+
+  test('the same key with a different body gets 409 idempotency_conflict', async () => {
+    const { key, accountId } = await server.account({ credits: 10 });
+    assert.equal((await post(server, key, { image_url: imageUrl }, 'k-2')).status, 202);
+    const res = await post(server, key, { image_url: imageUrl, output_format: 'webp' }, 'k-2');
+    assert.equal(res.status, 409);
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'idempotency_conflict');
+    assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 9);
+  });
+
+  test('keys are scoped per account: another account may use the same key', async () => {
+    const a = await server.account();
+    const b = await server.account();
+    const ta = (await (await post(server, a.key, { image_url: imageUrl }, 'shared')).json()) as { id: string };
+    const resB = await post(server, b.key, { image_url: `${imageUrl}?other` }, 'shared');
+    assert.equal(resB.status, 202);
+    assert.notEqual(((await resB.json()) as { id: string }).id, ta.id);
+  });
+
+  test('20 concurrent creates with one key create exactly one task and charge once', async () => {
+    const { key, accountId } = await server.account({ credits: 50 });
+    const responses = await Promise.all(Array.from({ length: 20 }, () => post(server, key, { image_url: imageUrl }, 'burst')));
+    assert.deepEqual(new Set(responses.map((r) => r.status)), new Set([202]));
+    const ids = new Set(await Promise.all(responses.map(async (r) => ((await r.json()) as { id: string }).id)));
+    assert.equal(ids.size, 1);
+    assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 49);
+  });
+
+  test('a key is kept for 24 hours and forgotten after that', async () => {
+    const { key } = await server.account({ credits: 10 });
+    const original = (await (await post(server, key, { image_url: imageUrl }, 'daily')).json()) as { id: string };
+    const hour = 3_600_000;
+    await server.maintenance.run(Date.now() + 23 * hour);
+    const replay = (await (await post(server, key, { image_url: imageUrl }, 'daily')).json()) as { id: string };
+    assert.equal(replay.id, original.id);
+    await server.maintenance.run(Date.now() + 25 * hour);
+    const fresh = await post(server, key, { image_url: imageUrl }, 'daily');
+    assert.equal(fresh.status, 202);
+    assert.notEqual(((await fresh.json()) as { id: string }).id, original.id);
+  });
+});

@@ -1,0 +1,63 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+interface OpenApiDoc {
+  openapi: string;
+  info: { version: string; description: string };
+  paths: Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string; in: string }[] }>>;
+  components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+}
+
+describe('OpenAPI description', () => {
+  let server: TestServer;
+  let doc: OpenApiDoc;
+  before(async () => {
+    server = await startTestServer();
+    const res = await server.request('/api/v1/openapi.json');
+    assert.equal(res.status, 200);
+    doc = (await res.json()) as OpenApiDoc;
+  });
+  after(() => server.close());
+
+  test('is a valid OpenAPI 3.1 document with version 1.0.0', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(doc as unknown as Record<string, unknown>);
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    assert.match(doc.openapi, /^3\.1\./);
+    assert.equal(validator.version, '3.1');
+    assert.equal(doc.info.version, '1.0.0');
+  });
+
+  test('describes both endpoints with every error status of the specification', () => {
+    const create = doc.paths['/bg/removals']?.post;
+    const get = doc.paths['/bg/removals/{task_id}']?.get;
+    assert.ok(create && get);
+    assert.deepEqual(Object.keys(create.responses).sort(), ['202', '400', '401', '402', '403', '409', '429']);
+    assert.deepEqual(Object.keys(get.responses).sort(), ['200', '401', '403', '404', '429']);
+    assert.ok(create.parameters?.some((p) => p.in === 'header' && p.name === 'idempotency-key'));
+  });
+
+  test('is generated from the validating schemas: the request and task shapes carry every spec field', () => {
+    const schemas = doc.components.schemas;
+    assert.deepEqual(Object.keys(schemas.CreateBgRemoval?.properties ?? {}).sort(), ['image_url', 'model', 'output_format', 'precision', 'subject']);
+    assert.deepEqual(
+      Object.keys(schemas.BgRemoval?.properties ?? {}).sort(),
+      ['created_at', 'error', 'id', 'input', 'model', 'object', 'output', 'status', 'updated_at', 'usage'].sort(),
+    );
+    assert.ok(schemas.Error);
+  });
+
+  test('states the decisions taken where the specification is silent', () => {
+    for (const topic of ['`hd`', 'canceled', 'Rate limit', 'Concurrency limit', 'Source images', 'Result URL lifetime', 'Idempotency keys', 'Events']) {
+      assert.ok(doc.info.description.includes(topic), `description mentions ${topic}`);
+    }
+  });
+
+  test('readable docs are served at /docs', async () => {
+    const res = await server.request('/docs/');
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /swagger/i);
+  });
+});

@@ -1,0 +1,75 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { json, runCli } from '../support/cli.ts';
+import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+
+describe('the cutout admin CLI acts on the same data as the server', () => {
+  let server: TestServer;
+  let env: Record<string, string>;
+  before(async () => {
+    server = await startTestServer();
+    env = { CUTOUT_DATA_DIR: server.dataDir };
+  });
+  after(() => server.close());
+
+  test('an operator creates an account, grants a purchase, issues a key the API accepts, and deletes it', async () => {
+    const created = json(await runCli(['accounts', 'create', '--email', 'ops@example.test', '--plan', 'free', '--credits', '3', '--json'], env));
+    assert.match(String(created.id), /^acct_/);
+    assert.equal(created.plan, 'free');
+    assert.equal(created.credits, 3);
+    assert.equal(created.api_access, false);
+    const accountId = String(created.id);
+
+    const key = json(await runCli(['keys', 'create', '--account', accountId, '--name', 'ci', '--json'], env));
+    assert.match(String(key.key), /^cut_[0-9a-z]{37}$/);
+    assert.match(String(key.id), /^key_/);
+    const apiKey = String(key.key);
+
+    const refused = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: 'https://example.test/a.png' }), key: apiKey });
+    assert.equal(refused.status, 403, 'a free account without a purchase has no API access');
+
+    const granted = json(await runCli(['credits', 'grant', '--account', accountId, '--amount', '10', '--purchase', '--json'], env));
+    assert.equal(granted.credits, 13);
+    assert.equal(granted.api_access, true);
+
+    const shown = json(await runCli(['accounts', 'show', accountId, '--json'], env));
+    assert.equal(shown.credits, 13);
+    assert.equal(shown.plan, 'free');
+    assert.equal(shown.api_access, true);
+
+    const accepted = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: 'https://example.test/a.png' }), key: apiKey });
+    assert.equal(accepted.status, 202);
+    assert.equal(json(await runCli(['accounts', 'show', accountId, '--json'], env)).credits, 12);
+
+    const listed = json(await runCli(['keys', 'list', '--account', accountId, '--json'], env));
+    const keys = listed.keys as { id: string; prefix: string; name: string; key?: string }[];
+    assert.equal(keys.length, 1);
+    assert.equal(keys[0]?.id, key.id);
+    assert.equal(keys[0]?.name, 'ci');
+    assert.ok(apiKey.startsWith(keys[0]?.prefix ?? '-'));
+    assert.equal(keys[0]?.key, undefined, 'the full key is never listed');
+
+    const deleted = json(await runCli(['keys', 'delete', String(key.id), '--json'], env));
+    assert.equal(deleted.deleted, true);
+    const after = await server.request('/api/v1/bg/removals/bgr_x', { key: apiKey });
+    assert.equal(after.status, 401);
+  });
+
+  test('bad input is refused with a message and a non-zero exit', async () => {
+    const badEmail = await runCli(['accounts', 'create', '--email', 'not-an-email', '--json'], env);
+    assert.notEqual(badEmail.code, 0);
+    assert.match(badEmail.stderr, /--email/);
+    const badAmount = await runCli(['credits', 'grant', '--account', 'acct_x', '--amount', '-4'], env);
+    assert.notEqual(badAmount.code, 0);
+    assert.match(badAmount.stderr, /--amount/);
+    const unknownAccount = await runCli(['accounts', 'show', 'acct_missing', '--json'], env);
+    assert.equal(unknownAccount.code, 1);
+    assert.match(unknownAccount.stderr, /no account acct_missing/);
+  });
+
+  test('a bad environment value stops the command with a clear message', async () => {
+    const run = await runCli(['accounts', 'show', 'acct_x'], { ...env, CUTOUT_MAX_ACTIVE_TASKS: 'lots' });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /CUTOUT_MAX_ACTIVE_TASKS/);
+  });
+});

@@ -1,0 +1,88 @@
+// The pipeline's own logic with stand-in segmenters: fast, and exact where the model is not.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { TaskError } from '../../src/domain/errors.ts';
+import { modelSize, type Segmenter } from '../../src/vision/model.ts';
+import { removeBackground } from '../../src/vision/remove-background.ts';
+import { decodeCutout, defaults } from './cutout.ts';
+
+/** A stand-in whose mask is the red channel of its input, so it moves with the image when mirrored. */
+function redChannelSegmenter(): Segmenter & { calls: number } {
+  return {
+    calls: 0,
+    async predict(input) {
+      this.calls++;
+      return input.slice(0, modelSize * modelSize).map((value) => value + 0.5);
+    },
+  };
+}
+
+/**
+ * Red rising from left to right over a black band at the top (asymmetric both ways), green
+ * everywhere; with `holeAlpha`, the bottom-right corner is fully transparent.
+ */
+async function gradientPng(width: number, height: number, { holeAlpha = false } = {}): Promise<Buffer> {
+  const channels = holeAlpha ? 4 : 3;
+  const pixels = Buffer.alloc(width * height * channels);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = (y * width + x) * channels;
+      pixels[p] = y < height / 4 ? 0 : Math.round((255 * x) / (width - 1));
+      pixels[p + 1] = 200;
+      if (holeAlpha) pixels[p + 3] = x >= (3 * width) / 4 && y >= (3 * height) / 4 ? 0 : 255;
+    }
+  }
+  return sharp(pixels, { raw: { width, height, channels } }).png().toBuffer();
+}
+
+describe('removeBackground pipeline', () => {
+  it('puts the mask where the pixels are, at the source size', async () => {
+    const segmenter = redChannelSegmenter();
+    const result = await removeBackground(segmenter, await gradientPng(300, 120), defaults);
+    const { alpha, width, height } = await decodeCutout(result.data);
+    assert.deepEqual([width, height], [300, 120]);
+    assert.equal(segmenter.calls, 1);
+    assert.ok(alpha[0]! < 8 && alpha[299]! < 8, 'the black band should be transparent');
+    const row = 100 * width;
+    assert.ok(alpha[row]! < 16 && alpha[row + 299]! > 240, `alpha should rise left to right: ${alpha[row]} → ${alpha[row + 299]}`);
+  });
+
+  it('un-mirrors the mirrored pass at high precision, so a mask that follows the pixels is unchanged', async () => {
+    const input = await gradientPng(300, 120);
+    const segmenter = redChannelSegmenter();
+    const standard = await decodeCutout((await removeBackground(segmenter, input, defaults)).data);
+    const high = await decodeCutout((await removeBackground(segmenter, input, { ...defaults, precision: 'high' })).data);
+    assert.equal(segmenter.calls, 3);
+    assert.ok(high.alpha.equals(standard.alpha));
+  });
+
+  for (const holeAlpha of [false, true]) {
+    it(`zeroes the colour under fully transparent pixels (${holeAlpha ? 'source with transparency' : 'opaque source'})`, async () => {
+      const result = await removeBackground(redChannelSegmenter(), await gradientPng(300, 120, { holeAlpha }), defaults);
+      const { data } = await sharp(result.data).raw().toBuffer({ resolveWithObject: true });
+      let hidden = 0;
+      for (let p = 0; p < data.length; p += 4) {
+        if (data[p + 3] === 0) {
+          hidden++;
+          assert.deepEqual([...data.subarray(p, p + 3)], [0, 0, 0], `pixel ${p / 4} is transparent but keeps its colour`);
+        } else if (data[p + 3] === 255) {
+          assert.equal(data[p + 1], 200, `pixel ${p / 4} is opaque but lost its colour`);
+        }
+      }
+      assert.ok(hidden >= 300 * 25, 'expected the black band (and the hole) to be transparent');
+    });
+  }
+
+  it('reports a model failure as processing_failed without its internal message', async () => {
+    const failing: Segmenter = {
+      predict: () => Promise.reject(new Error('ORT failure in /opt/secret/model.onnx')),
+    };
+    await assert.rejects(removeBackground(failing, await gradientPng(32, 32), defaults), (err: unknown) => {
+      assert.ok(err instanceof TaskError);
+      assert.equal(err.code, 'processing_failed');
+      assert.doesNotMatch(err.message, /secret|ORT/);
+      return true;
+    });
+  });
+});
