@@ -77,3 +77,15 @@ export async function expireUploads(db: Db, finishedBefore: number): Promise<str
     .execute();
   return rows.flatMap((r) => (r.upload_key ? [r.upload_key] : []));
 }
+
+/** Queued tasks (of every account) created before this one: the task's place in line. */
+export async function countQueuedAhead(db: Db, task: Task): Promise<number> {
+  if (task.status !== 'queued') return 0;
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', 'queued')
+    .where('created_at', '<', task.created_at)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
