@@ -13,7 +13,9 @@ export const operatorCreditOffer: CreditOffer = {
   render(account) {
     return html`<p>This service is self-hosted: there is no online payment yet. Ask the operator to add credits to
       your account <code>${account.id}</code>. They run one of these on the server:</p>
-      <pre><code>npx cutout credits grant --account ${account.id} --amount 100 --purchase   # a purchase: also unlocks API access
-npx cutout credits grant --account ${account.id} --amount 10              # a free grant</code></pre>`;
+      <pre><code># a recorded purchase, which also unlocks API access
+npx cutout credits grant --account ${account.id} --amount 100 --purchase
+# a free grant
+npx cutout credits grant --account ${account.id} --amount 10</code></pre>`;
   },
 };

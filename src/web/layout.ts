@@ -30,7 +30,7 @@ export function renderPage(options: PageOptions): string {
         </ul>
         <div class="nav-account">
           <span class="balance" data-testid="balance">${plural(session.account.creditsAvailable, 'credit')}</span>
-          <span class="plan">${session.account.plan === 'paid' ? 'Paid plan' : 'Free plan'}</span>
+          <span class="plan">${session.account.plan === 'paid' ? 'Paid plan' : session.account.apiAccess ? 'Free plan · API access' : 'Free plan'}</span>
           <form method="post" action="/sign-out">
             <input type="hidden" name="_csrf" value="${session.csrf}">
             <button type="submit" class="link-button">Sign out</button>

@@ -40,14 +40,16 @@ export function taskPage(state: TaskPageState): string {
             <label for="compare">Before / after</label>
             <input id="compare" type="range" min="0" max="100" value="50" data-compare ${status.result ? '' : 'disabled'}>
           </div>
-          <fieldset class="control backgrounds">
+          <fieldset class="backgrounds">
             <legend>Background</legend>
+            <div class="radio-row">
             <label><input type="radio" name="bg" value="checker" checked data-bg-choice> Transparent</label>
             <label><input type="radio" name="bg" value="white" data-bg-choice> White</label>
             <label><input type="radio" name="bg" value="black" data-bg-choice> Black</label>
             <label><input type="radio" name="bg" value="custom" data-bg-choice> Colour</label>
             <label class="visually-hidden" for="bg-colour">Custom background colour</label>
             <input id="bg-colour" type="color" value="#3b82f6" data-bg-colour>
+            </div>
           </fieldset>
           <div class="control actions">
             <a class="button primary ${status.result ? '' : 'disabled'}" data-download ${status.result ? html`href="${status.result.url}" download="${status.result.download}"` : html`aria-disabled="true"`}>Download ${task.output_format.toUpperCase()}</a>
