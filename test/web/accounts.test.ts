@@ -2,6 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findAccount } from '../../src/store/accounts-repository.ts';
+import { json, runCli } from '../support/cli.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
 
@@ -188,6 +189,36 @@ describe('web accounts', () => {
     assert.equal((await client.post('/sign-in', { email, password: goodPassword })).response.status, 429);
     await server.db.deleteFrom('sign_in_attempts').where('id', 'like', 'att_bulk%').execute();
     assert.equal((await client.post('/sign-in', { email, password: goodPassword })).response.status, 303);
+  });
+
+  test('the admin CLI manages an account made in the browser, and the pages show what it did', async () => {
+    const client = new WebClient(server.url);
+    const email = uniqueEmail();
+    await client.signUp(email, goodPassword);
+    const id = await accountIdOf(email);
+    const env = { CUTOUT_DATA_DIR: server.dataDir };
+    const shown = json(await runCli(['accounts', 'show', id, '--json'], env));
+    assert.deepEqual([shown.email, shown.plan, shown.api_access, shown.credits], [email, 'free', false, 4]);
+    json(await runCli(['credits', 'grant', '--account', id, '--amount', '20', '--purchase', '--json'], env));
+    const keys = await client.get('/app/settings/keys');
+    assert.match(keys.body, /API access: enabled/);
+    assert.match((await client.get('/app/credits')).body, /24 credits[\s\S]*Purchase/);
+    const created = await client.post('/app/settings/keys', { name: 'from the web' });
+    const listed = json(await runCli(['keys', 'list', '--account', id, '--json'], env));
+    assert.match(JSON.stringify(listed), /from the web/);
+    assert.ok(!JSON.stringify(listed).includes(/value="(cut_[^"]+)"/.exec(created.body)?.[1] ?? 'missing'), 'the CLI lists no full key');
+  });
+
+  test('signing in again replaces the old session', async () => {
+    const email = uniqueEmail();
+    const client = new WebClient(server.url);
+    await client.signUp(email, goodPassword);
+    const first = client.cookies.get('cutout_session');
+    await client.get('/sign-in');
+    await client.post('/sign-in', { email, password: goodPassword });
+    assert.notEqual(client.cookies.get('cutout_session'), first);
+    const old = await fetch(`${server.url}/app/remove`, { headers: { cookie: `cutout_session=${first}` }, redirect: 'manual' });
+    assert.equal(old.status, 303);
   });
 
   test('pages of the app need a session', async () => {

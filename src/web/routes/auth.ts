@@ -80,6 +80,8 @@ export function authRoutes(ctx: WebContext) {
       const ok = await verifyPassword(credentials?.passwordHash, parsed.data.password);
       await throttle.record(parsed.data.email, request.ip, ok);
       if (!ok || !credentials) return fail('The email or password is not right.', 401);
+      // A session token known before sign-in is never promoted: the old one ends, a new one starts.
+      await endSession(ctx.db, ctx.config, request, reply);
       await startSession(ctx.db, ctx.config, reply, credentials.accountId);
       return reply.redirect(safeNext(parsed.data.next), 303);
     });
