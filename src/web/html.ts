@@ -35,3 +35,7 @@ export function formatDate(ms: number): string {
 }
 
 export const plural = (n: number, word: string): string => `${n} ${word}${Math.abs(n) === 1 ? '' : 's'}`;
+
+export function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.floor(bytes / (1024 * 1024))} MB` : `${Math.floor(bytes / 1024)} KB`;
+}

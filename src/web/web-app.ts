@@ -12,6 +12,7 @@ import type { ApiContext } from '../api/context.ts';
 import { DiskUploadStore } from '../storage/upload-store.ts';
 import type { WebContext } from './context.ts';
 import { operatorCreditOffer } from './credit-offers.ts';
+import { formatBytes } from './html.ts';
 import { errorPage } from './pages/auth-pages.ts';
 import { authRoutes } from './routes/auth.ts';
 import { creditRoutes } from './routes/credits.ts';
@@ -69,7 +70,7 @@ export function webApp(api: ApiContext) {
         return send(403, 'Form expired', 'This form was not sent from a current page of this site. Go back, reload the page and try again.');
       }
       if (err.code === 'FST_REQ_FILE_TOO_LARGE') {
-        return send(413, 'File too large', `Images may be at most ${Math.floor(ctx.config.fetch.maxBytes / (1024 * 1024))} MB.`);
+        return send(413, 'File too large', `Images may be at most ${formatBytes(ctx.config.fetch.maxBytes)}.`);
       }
       if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
         return send(err.statusCode, 'Request not accepted', err.message);

@@ -10,7 +10,12 @@ describe('web accounts', () => {
   let server: TestServer;
 
   before(async () => {
-    server = await startTestServer({ CUTOUT_WEB_FREE_CREDITS: '4', CUTOUT_WEB_SESSION_HOURS: '2', CUTOUT_WEB_SIGN_IN_MAX_FAILURES: '3' });
+    server = await startTestServer({
+      CUTOUT_WEB_FREE_CREDITS: '4',
+      CUTOUT_WEB_SESSION_HOURS: '2',
+      CUTOUT_WEB_SIGN_IN_MAX_FAILURES: '3',
+      CUTOUT_FETCH_MAX_BYTES: String(64 * 1024),
+    });
   });
   after(async () => server.close());
 
@@ -219,6 +224,18 @@ describe('web accounts', () => {
     assert.notEqual(client.cookies.get('cutout_session'), first);
     const old = await fetch(`${server.url}/app/remove`, { headers: { cookie: `cutout_session=${first}` }, redirect: 'manual' });
     assert.equal(old.status, 303);
+  });
+
+  test('an upload over the size limit is refused with the limit named, and makes no task', async () => {
+    const client = new WebClient(server.url);
+    const email = uniqueEmail();
+    await client.signUp(email, goodPassword);
+    const page = await client.get('/app/remove');
+    assert.match(page.body, /up to 64 KB/);
+    const { response, body } = await client.post('/app/removals', { image_url: '' }, { name: 'big.png', data: Buffer.alloc(65 * 1024, 1), type: 'image/png' });
+    assert.equal(response.status, 413);
+    assert.match(body, /Images may be at most 64 KB/);
+    assert.equal((await server.db.selectFrom('tasks').select('id').where('account_id', '=', await accountIdOf(email)).execute()).length, 0);
   });
 
   test('pages of the app need a session', async () => {

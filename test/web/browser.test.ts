@@ -38,7 +38,18 @@ describe('the web app in a browser', { skip }, () => {
     const stageBefore = await page.locator('[data-stage]').boundingBox();
     const controlsBefore = await page.locator('.viewer-controls').boundingBox();
     await shot(`${label}-running`);
-    await page.locator('[data-download]:not(.disabled)').waitFor({ timeout: 180_000 });
+    // The status line is read as the page updates it, until the result can be downloaded.
+    const seen: string[] = [];
+    const until = Date.now() + 180_000;
+    while (Date.now() < until && (await page.locator('[data-download].disabled').count()) > 0) {
+      const text = (await page.locator('[data-status-label]').textContent()) ?? '';
+      const stage = text.split(':')[0] ?? '';
+      if (seen.at(-1) !== stage) seen.push(stage);
+      await page.waitForTimeout(100);
+    }
+    await page.locator('[data-download]:not(.disabled)').waitFor({ timeout: 1000 });
+    assert.ok(seen.includes('Processing'), `the page showed the task processing (saw ${seen.join(' → ')})`);
+    assert.match((await page.locator('[data-status-label]').textContent()) ?? '', /^Done in \d+ s$/);
     await page.waitForFunction(() => ((document.querySelector('[data-after]') as HTMLImageElement | null)?.naturalWidth ?? 0) > 0);
     assert.deepEqual(await page.locator('[data-stage]').boundingBox(), stageBefore, 'the viewer does not move while the task runs');
     assert.deepEqual(await page.locator('.viewer-controls').boundingBox(), controlsBefore, 'the controls do not move while the task runs');

@@ -5,7 +5,7 @@ import { renderPage } from '../layout.ts';
 export interface RemovePageState {
   account: Account;
   csrf: string;
-  maxMegabytes: number;
+  maxSize: string;
   error?: string;
   imageUrl?: string;
 }
@@ -27,7 +27,7 @@ export function removePage(state: RemovePageState): string {
           <legend>Image</legend>
           <label class="dropzone" for="file" data-dropzone>
             <span class="dropzone-text" data-dropzone-text>Drop an image here, or choose a file</span>
-            <span class="hint">JPEG, PNG, WebP, GIF, AVIF or TIFF, up to ${state.maxMegabytes} MB</span>
+            <span class="hint">JPEG, PNG, WebP, GIF, AVIF or TIFF, up to ${state.maxSize}</span>
             <input id="file" name="file" type="file" accept="image/jpeg,image/png,image/webp,image/gif,image/avif,image/heic,image/tiff">
           </label>
           <p class="or" aria-hidden="true">or</p>

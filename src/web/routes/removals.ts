@@ -10,7 +10,7 @@ import { createTask, findTaskForAccount } from '../../store/tasks-repository.ts'
 import { countQueuedAhead, findTaskSource, recordTaskSource } from '../../store/web-tasks-repository.ts';
 import { readHeader } from '../../vision/decode.ts';
 import { previewMaxPixels, type WebContext } from '../context.ts';
-import { plural } from '../html.ts';
+import { formatBytes, plural } from '../html.ts';
 import { sendNotFound } from '../pages/auth-pages.ts';
 import { removePage } from '../pages/remove-page.ts';
 import { taskPage } from '../pages/task-page.ts';
@@ -35,13 +35,13 @@ const formSchema = z.object({
 });
 
 export function removalRoutes(ctx: WebContext) {
-  const maxMegabytes = Math.floor(ctx.config.fetch.maxBytes / (1024 * 1024));
+  const maxSize = formatBytes(ctx.config.fetch.maxBytes);
 
   return async (app: FastifyInstance): Promise<void> => {
     app.addHook('preHandler', requireSignIn);
 
     const showForm = (reply: FastifyReply, account: Account, status: number, error?: string, imageUrl?: string) =>
-      reply.code(status).type('text/html').send(removePage({ account, csrf: reply.generateCsrf(), maxMegabytes, error, imageUrl }));
+      reply.code(status).type('text/html').send(removePage({ account, csrf: reply.generateCsrf(), maxSize, error, imageUrl }));
 
     app.get('/app', async (_request, reply) => reply.redirect('/app/remove', 303));
     app.get('/app/remove', async (request, reply) => showForm(reply, signedInAccount(request), 200));
