@@ -15,6 +15,7 @@ import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
 
 interface Status {
   status: string;
+  label: string;
   credits: number;
   result: { url: string; width: number; height: number; format: string } | null;
   error: { code: string } | null;
@@ -153,6 +154,17 @@ describe('removing a background in the web app (real model)', () => {
     assert.match(badUrl.body, /absolute http or https URL/);
     assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 2);
     assert.equal((await server.db.selectFrom('tasks').select('id').where('account_id', '=', accountId).execute()).length, 0);
+  });
+
+  test('a URL that cannot be downloaded fails the web task with its reason and refunds it', async () => {
+    const { client, accountId } = await signedUp();
+    const { response } = await client.post('/app/removals', { ...options, image_url: `${images.url}/missing.png` });
+    const status = await waitForWebTask(client, response.headers.get('location') ?? '');
+    assert.equal(status.status, 'failed');
+    assert.equal(status.error?.code, 'image_download_failed');
+    assert.match(status.label, /^Failed: .*credits were refunded\.$/);
+    assert.equal(status.result, null);
+    assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 2);
   });
 
   test('without enough credits the form says so and keeps no upload', async () => {

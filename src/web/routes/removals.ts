@@ -49,7 +49,9 @@ export function removalRoutes(ctx: WebContext) {
     app.post('/app/removals', { preHandler: app.csrfProtection }, async (request, reply) => {
       const account = signedInAccount(request);
       const parsed = formSchema.safeParse(request.body);
-      const typedUrl = typeof first((request.body as Record<string, unknown>)?.image_url) === 'string' ? String(first((request.body as Record<string, unknown>).image_url)) : undefined;
+      // What was typed goes back into the form with an error, so nothing needs retyping.
+      const typed = first((request.body as Record<string, unknown> | undefined)?.image_url);
+      const typedUrl = typeof typed === 'string' ? typed : undefined;
       if (!parsed.success) return showForm(reply, account, 400, parsed.error.issues[0]?.message ?? 'Check the form.', typedUrl);
       const form = parsed.data;
       if (!form.file && !form.image_url) return showForm(reply, account, 400, 'Choose or drop an image file, or paste an image URL.', typedUrl);
