@@ -29,6 +29,9 @@ export const envSchema = z.object({
   CUTOUT_MAX_PIXELS: int(1).default(50_000_000),
   CUTOUT_BOOTSTRAP: bool.default(true),
   CUTOUT_SIGNING_SECRET: z.string().min(32).optional(),
+  CUTOUT_WEB_FREE_CREDITS: int(0).default(3),
+  CUTOUT_WEB_SESSION_HOURS: z.coerce.number().positive().default(168),
+  CUTOUT_WEB_SIGN_IN_MAX_FAILURES: int(1).default(5),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -54,6 +57,7 @@ export interface Config {
   maxPixels: number;
   bootstrap: boolean;
   signingSecret: string | undefined;
+  web: { freeCredits: number; sessionTtlMs: number; signInMaxFailures: number };
 }
 
 export class ConfigError extends Error {
@@ -92,5 +96,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxPixels: e.CUTOUT_MAX_PIXELS,
     bootstrap: e.CUTOUT_BOOTSTRAP,
     signingSecret: e.CUTOUT_SIGNING_SECRET,
+    web: {
+      freeCredits: e.CUTOUT_WEB_FREE_CREDITS,
+      sessionTtlMs: e.CUTOUT_WEB_SESSION_HOURS * 3_600_000,
+      signInMaxFailures: e.CUTOUT_WEB_SIGN_IN_MAX_FAILURES,
+    },
   };
 }

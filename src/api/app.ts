@@ -10,6 +10,7 @@ import { apiDescription } from './openapi-info.ts';
 import { registerErrorHandling } from './plugins/error-handler.ts';
 import { removalRoutes } from './routes/removals.ts';
 import { resultRoutes } from './routes/results.ts';
+import { webApp } from '../web/web-app.ts';
 
 export async function buildApp(ctx: ApiContext, logger: Logger): Promise<FastifyInstance> {
   const app = Fastify({
@@ -49,6 +50,7 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
     },
     { prefix: '/api/v1' },
   );
+  await app.register(webApp(ctx));
   return app;
 }
 

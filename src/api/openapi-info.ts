@@ -17,6 +17,7 @@ export function apiDescription(config: Config): string {
     `- **Result URL lifetime**: ${config.resultUrlTtlSeconds} s from the GET that returned it; every GET returns a freshly signed URL. Results are kept ${config.resultRetentionHours} h after the task finished; after that the task still reads \`succeeded\` with its \`usage\`, but \`output.url\` and \`output.expires_at\` are \`null\`.`,
     '- **Idempotency keys** are scoped to the account and kept at least 24 hours; a replay answers 202 with the original task and the header `Idempotent-Replayed: true`.',
     '- **Check order** on create: API key (401) → rate limit (429) → API access (403) → request (400) → idempotency (409/replay) → active tasks (429) → credits (402).',
+    '- **Tasks made in the web app** are ordinary tasks of the account, readable here. For an uploaded file, `input.image_url` is `<server>/app/uploads/upl_…`, which shows the upload to its signed-in owner only; a free-plan web task is a preview of at most 0.25 megapixels, so its `output` size is smaller than the source.',
     '- **Events / webhooks**: none in this version; poll the task.',
     '- **Compatibility**: fields may be added to responses within v1; clients must ignore unknown fields. Removing or renaming a field needs a new version path.',
   ].join('\n');

@@ -5,9 +5,11 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type Migration } from 'kysely';
 import type { Database } from './schema.ts';
 import * as initial from './migrations/001-initial.ts';
+import * as web from './migrations/002-web.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
+  '002-web': web,
 };
 
 export type Db = Kysely<Database>;

@@ -1,6 +1,7 @@
 // Table types for the query layer. Times are epoch milliseconds (integers) in every engine, so
 // lease arithmetic is plain comparison and no driver's date handling gets in the way.
 import type { Generated } from 'kysely';
+import type { WebTables } from './web-schema.ts';
 
 export interface AccountsTable {
   id: string;
@@ -71,7 +72,7 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
-export interface Database {
+export interface Database extends WebTables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   tasks: TasksTable;

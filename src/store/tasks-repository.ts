@@ -10,6 +10,8 @@ export interface CreateTaskRequest {
   input: RemovalInput;
   idempotencyKey: string | undefined;
   maxActiveTasks: number;
+  /** Runs inside the creating transaction, so a worker never sees the task without it. */
+  onCreate?: (tx: Tx, taskId: string) => Promise<void>;
 }
 
 export interface CreateTaskResult {
@@ -96,6 +98,7 @@ export async function createTask(db: Db, req: CreateTaskRequest, now = Date.now(
       .insertInto('credit_ledger')
       .values({ account_id: req.accountId, task_id: id, kind: 'reserve', available_delta: -cost, reserved_delta: cost, created_at: now })
       .execute();
+    await req.onCreate?.(tx, id);
     if (req.idempotencyKey !== undefined) {
       await tx
         .insertInto('idempotency_keys')

@@ -1,21 +1,16 @@
-// One task's work: download the source safely, remove the background, store the result.
+// One task's work: read the source (safe fetch or upload), remove the background, store the result.
 import type { Config } from '../config.ts';
-import { fetchImage } from '../fetch/safe-fetch.ts';
 import { DiskResultStore } from '../storage/disk-result-store.ts';
 import type { TaskResult } from '../store/task-queue.ts';
 import type { Task } from '../store/task-row.ts';
 import { removeBackground, type Segmenter } from '../vision/remove-background.ts';
+import type { SourceReader } from './task-source.ts';
 import type { TaskProcessor } from './worker.ts';
 
-export function createTaskProcessor(config: Config, segmenter: Segmenter, results: DiskResultStore): TaskProcessor {
+export function createTaskProcessor(config: Config, segmenter: Segmenter, results: DiskResultStore, readSource: SourceReader): TaskProcessor {
   return async (task: Task): Promise<TaskResult> => {
-    const download = await fetchImage(task.image_url, {
-      maxBytes: config.fetch.maxBytes,
-      timeoutMs: config.fetch.timeoutMs,
-      maxRedirects: config.fetch.maxRedirects,
-      allowPrivateAddresses: config.allowPrivateImageUrls,
-    });
-    const cutout = await removeBackground(segmenter, download.data, {
+    const source = await readSource(task);
+    const cutout = await removeBackground(segmenter, source, {
       subject: task.subject,
       precision: task.precision,
       format: task.output_format,

@@ -1,12 +1,15 @@
 // Builds a worker with its model session. Kept apart from the API so a process that only serves
 // HTTP never loads the model.
 import os from 'node:os';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import type { DiskResultStore } from '../storage/disk-result-store.ts';
+import { DiskUploadStore } from '../storage/upload-store.ts';
 import { loadSegmenter } from '../vision/remove-background.ts';
 import { createTaskProcessor } from './process-task.ts';
+import { createSourceReader } from './task-source.ts';
 import { Worker } from './worker.ts';
 
 /** Intra-op threads per inference: the cores shared among the tasks that run at once. */
@@ -19,7 +22,7 @@ export async function createWorker(config: Config, db: Db, results: DiskResultSt
   return new Worker({
     db,
     logger,
-    process: createTaskProcessor(config, segmenter, results),
+    process: createTaskProcessor(config, segmenter, results, createSourceReader(config, db, new DiskUploadStore(path.join(config.dataDir, 'uploads')))),
     concurrency: config.workerConcurrency,
     leaseMs: config.leaseMs,
     maxAttempts: config.maxAttempts,

@@ -1,0 +1,37 @@
+// Table types of the web app (migration 002-web). Times are epoch milliseconds, as elsewhere.
+
+export interface WebCredentialsTable {
+  account_id: string;
+  password_hash: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebSessionsTable {
+  id: string;
+  account_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface SignInAttemptsTable {
+  id: string;
+  email: string;
+  ip: string;
+  succeeded: number;
+  created_at: number;
+}
+
+export interface WebTaskSourcesTable {
+  task_id: string;
+  upload_key: string | null;
+  max_pixels: number | null;
+  created_at: number;
+}
+
+export interface WebTables {
+  web_credentials: WebCredentialsTable;
+  web_sessions: WebSessionsTable;
+  sign_in_attempts: SignInAttemptsTable;
+  web_task_sources: WebTaskSourcesTable;
+}

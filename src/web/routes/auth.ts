@@ -1,0 +1,94 @@
+// Sign up, sign in, sign out. Every form carries a CSRF token; sign-in is throttled.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { EmailTakenError } from '../../store/accounts-repository.ts';
+import { createWebAccount, findCredentialsByEmail } from '../../store/web-accounts-repository.ts';
+import type { WebContext } from '../context.ts';
+import { signInPage, signUpPage } from '../pages/auth-pages.ts';
+import { hashPassword, passwordMaxLength, passwordMinLength, verifyPassword } from '../passwords.ts';
+import { endSession, startSession } from '../session.ts';
+import { SignInThrottle } from '../sign-in-throttle.ts';
+
+const credentialsSchema = z.object({
+  email: z.string().trim().toLowerCase().pipe(z.email('Enter a valid email address.')),
+  password: z.string(),
+  next: z.string().optional(),
+});
+
+/** Only our own pages are valid targets after sign-in: no open redirect. */
+function safeNext(next: string | undefined): string {
+  return next && /^\/app\/[A-Za-z0-9/_\-.?=&%]*$/.test(next) ? next : '/app/remove';
+}
+
+export function authRoutes(ctx: WebContext) {
+  const throttle = new SignInThrottle(ctx.db, ctx.config.web.signInMaxFailures);
+
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get('/', async (request, reply) => reply.redirect(request.webAccount ? '/app/remove' : '/sign-in', 303));
+
+    app.get('/sign-up', async (request, reply) => {
+      if (request.webAccount) return reply.redirect('/app/remove', 303);
+      return reply.type('text/html').send(signUpPage({ csrf: reply.generateCsrf() }, ctx.config.web.freeCredits));
+    });
+
+    app.post('/sign-up', { preHandler: app.csrfProtection }, async (request, reply) => {
+      const parsed = credentialsSchema.safeParse(request.body);
+      const email = typeof (request.body as { email?: unknown })?.email === 'string' ? (request.body as { email: string }).email : '';
+      const fail = (error: string, status = 400) =>
+        reply.code(status).type('text/html').send(signUpPage({ csrf: reply.generateCsrf(), email, error }, ctx.config.web.freeCredits));
+      if (!parsed.success) return fail(parsed.error.issues[0]?.message ?? 'Check the form.');
+      const { password } = parsed.data;
+      if (password.length < passwordMinLength) return fail(`The password needs at least ${passwordMinLength} characters.`);
+      if (password.length > passwordMaxLength) return fail(`The password may have at most ${passwordMaxLength} characters.`);
+      try {
+        const account = await createWebAccount(ctx.db, {
+          email: parsed.data.email,
+          passwordHash: await hashPassword(password),
+          credits: ctx.config.web.freeCredits,
+        });
+        request.log.info({ accountId: account.id }, 'web account created');
+        await startSession(ctx.db, ctx.config, reply, account.id);
+        return reply.redirect('/app/remove', 303);
+      } catch (err) {
+        if (err instanceof EmailTakenError) return fail('An account with this email already exists. Sign in instead.', 409);
+        throw err;
+      }
+    });
+
+    app.get('/sign-in', async (request, reply) => {
+      const query = z.object({ next: z.string().optional(), signed_out: z.string().optional() }).parse(request.query);
+      if (request.webAccount) return reply.redirect(safeNext(query.next), 303);
+      const notice = query.signed_out !== undefined ? 'You are signed out.' : undefined;
+      return reply.type('text/html').send(signInPage({ csrf: reply.generateCsrf(), next: query.next, notice }));
+    });
+
+    app.post('/sign-in', { preHandler: app.csrfProtection }, async (request, reply) => {
+      const parsed = credentialsSchema.safeParse(request.body);
+      const raw = request.body as { email?: unknown; next?: unknown } | undefined;
+      const email = typeof raw?.email === 'string' ? raw.email : '';
+      const next = typeof raw?.next === 'string' ? raw.next : undefined;
+      const fail = (error: string, status: number) =>
+        reply.code(status).type('text/html').send(signInPage({ csrf: reply.generateCsrf(), email, next, error }));
+      if (!parsed.success) return fail('Enter your email and password.', 400);
+
+      const blockedMinutes = await throttle.blockedFor(parsed.data.email, request.ip);
+      if (blockedMinutes > 0) {
+        reply.header('Retry-After', String(blockedMinutes * 60));
+        return fail(`Too many failed sign-in attempts. For your security, try again in ${blockedMinutes} minutes.`, 429);
+      }
+      const credentials = await findCredentialsByEmail(ctx.db, parsed.data.email);
+      const ok = await verifyPassword(credentials?.passwordHash, parsed.data.password);
+      await throttle.record(parsed.data.email, request.ip, ok);
+      if (!ok || !credentials) return fail('The email or password is not right.', 401);
+      // A session token known before sign-in is never promoted: the old one ends, a new one starts.
+      await endSession(ctx.db, ctx.config, request, reply);
+      await startSession(ctx.db, ctx.config, reply, credentials.accountId);
+      return reply.redirect(safeNext(parsed.data.next), 303);
+    });
+
+    app.post('/sign-out', { preHandler: app.csrfProtection }, async (request, reply) => {
+      await endSession(ctx.db, ctx.config, request, reply);
+      return reply.redirect('/sign-in?signed_out=1', 303);
+    });
+  };
+}

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import { listRecentTasks } from '../../store/web-tasks-repository.ts';
+import type { WebContext } from '../context.ts';
+import { historyPage } from '../pages/history-page.ts';
+import { requireSignIn, signedInAccount } from '../session.ts';
+
+const historyLength = 50;
+
+export function historyRoutes(ctx: WebContext) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get('/app/history', { preHandler: requireSignIn }, async (request, reply) => {
+      const account = signedInAccount(request);
+      const entries = await listRecentTasks(ctx.db, account.id, historyLength);
+      return reply.type('text/html').send(historyPage({ account, csrf: reply.generateCsrf(), entries, signer: ctx.signer }));
+    });
+  };
+}

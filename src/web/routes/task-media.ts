@@ -1,0 +1,50 @@
+// Images the pages show: an uploaded original (to its owner) and result thumbnails.
+import type { FastifyInstance } from 'fastify';
+import sharp from 'sharp';
+import { z } from 'zod';
+import { DiskUploadStore } from '../../storage/upload-store.ts';
+import { findTaskForAccount } from '../../store/tasks-repository.ts';
+import { uploadBelongsTo } from '../../store/web-tasks-repository.ts';
+import type { WebContext } from '../context.ts';
+import { sendNotFound } from '../pages/auth-pages.ts';
+import { requireSignIn, signedInAccount } from '../session.ts';
+
+const viewerMaxSide = 2048;
+const thumbnailSide = 96;
+
+export function taskMediaRoutes(ctx: WebContext) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.addHook('preHandler', requireSignIn);
+
+    app.get('/app/uploads/:key', async (request, reply) => {
+      const account = signedInAccount(request);
+      const { key } = z.object({ key: z.string() }).parse(request.params);
+      if (!DiskUploadStore.isKey(key) || !(await uploadBelongsTo(ctx.db, key, account.id))) return sendNotFound(reply);
+      const data = await ctx.uploads.read(key);
+      if (!data) return sendNotFound(reply);
+      // Re-encoded upright as WebP, so every browser can show what was uploaded (TIFF, HEIF…).
+      const image = await sharp(data, { limitInputPixels: ctx.config.maxPixels })
+        .autoOrient()
+        .resize({ width: viewerMaxSide, height: viewerMaxSide, fit: 'inside', withoutEnlargement: true })
+        .webp({ quality: 85 })
+        .toBuffer();
+      return reply.header('Cache-Control', 'private, max-age=3600').type('image/webp').send(image);
+    });
+
+    app.get('/app/tasks/:id/thumbnail', async (request, reply) => {
+      const account = signedInAccount(request);
+      const { id } = z.object({ id: z.string() }).parse(request.params);
+      const task = await findTaskForAccount(ctx.db, id, account.id);
+      if (!task?.result_key || task.result_deleted_at !== null) return sendNotFound(reply);
+      const file = await ctx.results.open(task.result_key);
+      if (!file) return sendNotFound(reply);
+      const chunks: Buffer[] = [];
+      for await (const chunk of file.stream) chunks.push(chunk as Buffer);
+      const thumbnail = await sharp(Buffer.concat(chunks))
+        .resize({ width: thumbnailSide, height: thumbnailSide, fit: 'inside' })
+        .webp({ quality: 80 })
+        .toBuffer();
+      return reply.header('Cache-Control', 'private, max-age=3600').type('image/webp').send(thumbnail);
+    });
+  };
+}

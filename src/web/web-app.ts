@@ -1,0 +1,98 @@
+// The browser app, served by the same Fastify server as the API. Its plugins (cookies, form and
+// multipart bodies, CSRF) are registered in this encapsulated scope only, so the API's JSON-only
+// interface is unchanged.
+import fs from 'node:fs';
+import path from 'node:path';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrf from '@fastify/csrf-protection';
+import fastifyFormbody from '@fastify/formbody';
+import fastifyMultipart from '@fastify/multipart';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { ApiContext } from '../api/context.ts';
+import { DiskUploadStore } from '../storage/upload-store.ts';
+import type { WebContext } from './context.ts';
+import { operatorCreditOffer } from './credit-offers.ts';
+import { formatBytes } from './html.ts';
+import { errorPage } from './pages/auth-pages.ts';
+import { authRoutes } from './routes/auth.ts';
+import { creditRoutes } from './routes/credits.ts';
+import { historyRoutes } from './routes/history.ts';
+import { keyRoutes } from './routes/keys.ts';
+import { removalRoutes } from './routes/removals.ts';
+import { taskMediaRoutes } from './routes/task-media.ts';
+import { cookieSecurity, loadSession } from './session.ts';
+import { scheduleWebMaintenance } from './web-maintenance.ts';
+
+// Resolves to src/web/assets both from src/web (tsx) and from dist/web (the build).
+const assetsDir = path.join(import.meta.dirname, '../../src/web/assets');
+const assets: Record<string, { type: string; body: string }> = {
+  'web.css': { type: 'text/css; charset=utf-8', body: fs.readFileSync(path.join(assetsDir, 'web.css'), 'utf8') },
+  'web.js': { type: 'text/javascript; charset=utf-8', body: fs.readFileSync(path.join(assetsDir, 'web.js'), 'utf8') },
+};
+
+const securityHeaders = {
+  'Content-Security-Policy':
+    "default-src 'self'; img-src * data: blob:; script-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+};
+
+export function webApp(api: ApiContext) {
+  const ctx: WebContext = {
+    config: api.config,
+    db: api.db,
+    results: api.results,
+    signer: api.signer,
+    onTaskCreated: api.onTaskCreated,
+    uploads: new DiskUploadStore(path.join(api.config.dataDir, 'uploads')),
+    creditOffer: operatorCreditOffer,
+  };
+
+  return async (app: FastifyInstance): Promise<void> => {
+    await app.register(fastifyCookie);
+    await app.register(fastifyFormbody, { bodyLimit: 16 * 1024 });
+    await app.register(fastifyMultipart, {
+      attachFieldsToBody: 'keyValues',
+      limits: { fileSize: ctx.config.fetch.maxBytes, files: 1, fields: 10, fieldSize: 4096 },
+    });
+    await app.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieOpts: cookieSecurity(ctx.config) });
+
+    app.addHook('onRequest', loadSession(ctx.db, ctx.config));
+    app.addHook('onSend', async (_request, reply, payload) => {
+      reply.headers(securityHeaders);
+      return payload;
+    });
+    app.setErrorHandler((err: FastifyError, request, reply) => {
+      const send = (status: number, title: string, message: string) => reply.code(status).type('text/html').send(errorPage(title, message, status));
+      if (err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET') {
+        request.log.info({ code: err.code }, 'CSRF check failed');
+        return send(403, 'Form expired', 'This form was not sent from a current page of this site. Go back, reload the page and try again.');
+      }
+      if (err.code === 'FST_REQ_FILE_TOO_LARGE') {
+        return send(413, 'File too large', `Images may be at most ${formatBytes(ctx.config.fetch.maxBytes)}.`);
+      }
+      if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+        return send(err.statusCode, 'Request not accepted', err.message);
+      }
+      request.log.error({ err }, 'unhandled web error');
+      return send(500, 'Something went wrong', `An unexpected error occurred; quote the request id ${request.id} when reporting it.`);
+    });
+
+    app.get('/assets/:name', async (request, reply) => {
+      const asset = assets[(request.params as { name: string }).name];
+      if (!asset) return reply.code(404).type('text/plain').send('not found');
+      return reply.header('Cache-Control', 'public, max-age=300').type(asset.type).send(asset.body);
+    });
+
+    await app.register(authRoutes(ctx));
+    await app.register(keyRoutes(ctx));
+    await app.register(creditRoutes(ctx));
+    await app.register(removalRoutes(ctx));
+    await app.register(taskMediaRoutes(ctx));
+    await app.register(historyRoutes(ctx));
+
+    const stopMaintenance = scheduleWebMaintenance({ db: ctx.db, uploads: ctx.uploads, config: ctx.config }, app.log);
+    app.addHook('onClose', async () => stopMaintenance());
+  };
+}

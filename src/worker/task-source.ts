@@ -1,0 +1,41 @@
+// Where a task's image comes from: an upload made in the browser, or its image_url fetched safely.
+// A free-plan web task is scaled down to its preview size before it is processed.
+import type { Config } from '../config.ts';
+import { TaskError } from '../domain/errors.ts';
+import { fetchImage } from '../fetch/safe-fetch.ts';
+import type { DiskUploadStore } from '../storage/upload-store.ts';
+import type { Db } from '../store/database.ts';
+import type { Task } from '../store/task-row.ts';
+import { findTaskSource } from '../store/web-tasks-repository.ts';
+import { downscaleToPixels } from '../vision/downscale.ts';
+
+export type SourceReader = (task: Task) => Promise<Buffer>;
+
+export function createSourceReader(config: Config, db: Db, uploads: DiskUploadStore): SourceReader {
+  return async (task) => {
+    const source = await findTaskSource(db, task.id);
+    let data: Buffer;
+    if (source?.uploadKey) {
+      const upload = await uploads.read(source.uploadKey);
+      if (!upload) throw new TaskError('image_download_failed', 'The uploaded image is no longer stored.');
+      data = upload;
+    } else {
+      const download = await fetchImage(task.image_url, {
+        maxBytes: config.fetch.maxBytes,
+        timeoutMs: config.fetch.timeoutMs,
+        maxRedirects: config.fetch.maxRedirects,
+        allowPrivateAddresses: config.allowPrivateImageUrls,
+      });
+      data = download.data;
+    }
+    if (source?.maxPixels) {
+      try {
+        data = await downscaleToPixels(data, source.maxPixels, config.maxPixels);
+      } catch (err) {
+        if (err instanceof TaskError) throw err;
+        throw new TaskError('unsupported_image', 'The image data could not be decoded.');
+      }
+    }
+    return data;
+  };
+}
