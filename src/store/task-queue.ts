@@ -3,7 +3,7 @@
 // lost its lease (it stalled, and another took the task over) can change nothing.
 import { randomUUID } from 'node:crypto';
 import type { TaskErrorCode } from '../domain/errors.ts';
-import { inTransaction, type Db, type Tx } from './database.ts';
+import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
 import { toTask, type Task } from './task-row.ts';
 
 export interface ClaimedTask {
@@ -14,8 +14,13 @@ export interface ClaimedTask {
 /**
  * Takes the oldest task that is queued, or processing under an expired lease (its worker died)
  * with attempts left. Tasks out of attempts are left for failAbandonedTasks.
+ *
+ * On PostgreSQL the candidate row is locked with FOR UPDATE SKIP LOCKED: concurrent claimers each
+ * skip the rows others are taking instead of queueing behind them, so N workers claim N different
+ * tasks in one round each. On SQLite the IMMEDIATE transaction already serialises claimers.
  */
 export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts: number }, now = Date.now()): Promise<ClaimedTask | undefined> {
+  const postgres = engineOf(db) === 'postgres';
   return inTransaction(db, async (tx) => {
     const candidate = await tx
       .selectFrom('tasks')
@@ -28,10 +33,11 @@ export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts
       )
       .orderBy('created_at')
       .limit(1)
+      .$if(postgres, (q) => q.forUpdate().skipLocked())
       .executeTakeFirst();
     if (!candidate) return undefined;
     const leaseToken = randomUUID();
-    await tx
+    const row = await tx
       .updateTable('tasks')
       .set((eb) => ({
         status: 'processing',
@@ -41,9 +47,9 @@ export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts
         updated_at: now,
       }))
       .where('id', '=', candidate.id)
-      .execute();
-    const task = toTask(await tx.selectFrom('tasks').selectAll().where('id', '=', candidate.id).executeTakeFirstOrThrow());
-    return { task, leaseToken };
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { task: toTask(row), leaseToken };
   });
 }
 
@@ -105,8 +111,24 @@ export async function failTask(
   });
 }
 
+/**
+ * Gives back the attempt the caller holds without spending it: the task is queued again for any
+ * worker. Used when a worker shuts down before its task is done.
+ */
+export async function releaseTask(db: Db, taskId: string, leaseToken: string, now = Date.now()): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set((eb) => ({ status: 'queued', attempts: eb('attempts', '-', 1), lease_token: null, lease_expires_at: null, updated_at: now }))
+    .where('id', '=', taskId)
+    .where('lease_token', '=', leaseToken)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Fails and refunds tasks whose workers died on every allowed attempt. Returns their ids. */
 export async function failAbandonedTasks(db: Db, maxAttempts: number, now = Date.now()): Promise<string[]> {
+  const postgres = engineOf(db) === 'postgres';
   return inTransaction(db, async (tx) => {
     const rows = await tx
       .selectFrom('tasks')
@@ -114,6 +136,7 @@ export async function failAbandonedTasks(db: Db, maxAttempts: number, now = Date
       .where('status', '=', 'processing')
       .where('lease_expires_at', '<', now)
       .where('attempts', '>=', maxAttempts)
+      .$if(postgres, (q) => q.forUpdate().skipLocked())
       .execute();
     for (const row of rows) {
       const task = toTask(row);
@@ -128,6 +151,11 @@ export async function failAbandonedTasks(db: Db, maxAttempts: number, now = Date
   });
 }
 
+/**
+ * The task row if the caller still holds this attempt. On PostgreSQL the row stays locked until
+ * the transaction ends, so a takeover cannot slip in between this check and the caller's update
+ * (a claimer skips the locked row; one that locked it first makes this read see its new token).
+ */
 async function heldTask(tx: Tx, taskId: string, leaseToken: string): Promise<Task | undefined> {
   const row = await tx
     .selectFrom('tasks')
@@ -135,6 +163,7 @@ async function heldTask(tx: Tx, taskId: string, leaseToken: string): Promise<Tas
     .where('id', '=', taskId)
     .where('lease_token', '=', leaseToken)
     .where('status', '=', 'processing')
+    .$if(engineOf(tx) === 'postgres', (q) => q.forUpdate())
     .executeTakeFirst();
   return row ? toTask(row) : undefined;
 }

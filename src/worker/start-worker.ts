@@ -3,8 +3,9 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Db } from '../store/database.ts';
-import type { DiskResultStore } from '../storage/disk-result-store.ts';
+import type { ResultStore } from '../storage/result-store.ts';
 import { loadSegmenter } from '../vision/remove-background.ts';
 import { createTaskProcessor } from './process-task.ts';
 import { Worker } from './worker.ts';
@@ -14,14 +15,16 @@ export function inferenceThreads(config: Config): number {
   return config.inferenceThreads ?? Math.max(1, Math.floor(os.availableParallelism() / config.workerConcurrency));
 }
 
-export async function createWorker(config: Config, db: Db, results: DiskResultStore, logger: Logger): Promise<Worker> {
+export async function createWorker(config: Config, db: Db, results: ResultStore, logger: Logger, metrics?: Metrics): Promise<Worker> {
   const segmenter = await loadSegmenter({ threads: inferenceThreads(config) });
   return new Worker({
     db,
     logger,
-    process: createTaskProcessor(config, segmenter, results),
+    metrics,
+    process: createTaskProcessor(config, segmenter, results, metrics),
     concurrency: config.workerConcurrency,
     leaseMs: config.leaseMs,
     maxAttempts: config.maxAttempts,
+    pollMs: config.workerPollMs,
   });
 }
