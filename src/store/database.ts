@@ -68,18 +68,23 @@ export function engineOf(db: Db): Engine {
 }
 
 /**
- * Kysely's migrator serialises concurrent starts itself: on PostgreSQL it holds a session advisory
- * lock while it checks and applies migrations (its tables are created tolerating a concurrent
- * creator), on SQLite the file's write lock does the same. test/store/migrations.test.ts starts
- * several at once to keep that true.
+ * Safe when several processes start at once. On PostgreSQL Kysely's migrator holds a session
+ * advisory lock while it checks and applies migrations, each in its own transaction (its own tables
+ * are created tolerating a concurrent creator). On SQLite its lock is a no-op and a deferred
+ * transaction lets two starters both see "not applied", so the whole run happens inside one
+ * IMMEDIATE transaction instead. test/store/task-queue.test.ts starts six at once on each engine.
  */
 async function migrate(db: Db): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
-  }
+  const run = async (target: Db, disableTransactions: boolean): Promise<void> => {
+    const migrator = new Migrator({ db: target, provider: { getMigrations: async () => migrations }, disableTransactions });
+    const { error, results } = await migrator.migrateToLatest();
+    const failed = results?.find((r) => r.status === 'Error');
+    if (error || failed) {
+      throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+    }
+  };
+  if (engineOf(db) === 'postgres') return run(db, false);
+  await inTransaction(db, (conn) => run(conn, true));
 }
 
 /** Whether the database answers; for readiness checks. */

@@ -3,9 +3,12 @@
 // Each PostgreSQL test server gets a fresh database, dropped when it closes. When the variable is
 // set, an unreachable server fails the run: it never silently skips to SQLite only.
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe } from 'node:test';
 import pg from 'pg';
-import type { Engine } from '../../src/store/database.ts';
+import { openDatabase, type Db, type Engine } from '../../src/store/database.ts';
 
 export const postgresUrl = process.env.CUTOUT_TEST_POSTGRES_URL || undefined;
 export const testEngines: Engine[] = postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -53,4 +56,21 @@ export async function terminateConnections(databaseUrl: string): Promise<number>
     const res = await c.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]);
     return res.rowCount ?? 0;
   });
+}
+
+/** A migrated store of the given engine in a fresh SQLite folder or PostgreSQL database. */
+export async function openTestStore(engine: Engine): Promise<{ db: Db; dataDir: string; databaseUrl: string | undefined; close(): Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-store-'));
+  const database = engine === 'postgres' ? await createTestDatabase() : undefined;
+  const db = await openDatabase({ dataDir, databaseUrl: database?.url, poolSize: 20 });
+  return {
+    db,
+    dataDir,
+    databaseUrl: database?.url,
+    async close() {
+      await db.destroy();
+      await database?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
