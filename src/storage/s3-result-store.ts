@@ -22,6 +22,10 @@ export class S3ResultStore implements ResultStore, ResultLinks {
       forcePathStyle: config.forcePathStyle,
       credentials: config.credentials,
       maxAttempts: 3,
+      // Checksums only where S3 requires them: many S3-compatible servers do not speak the
+      // chunked-trailer uploads that the SDK otherwise sends by default.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
     });
   }
 

@@ -56,10 +56,12 @@ describeEachEngine('the task queue', (engine) => {
   test('only the holder of the current attempt can extend, finish, fail or release it', async () => {
     const { ids } = await queueTasks(store.db, 1);
     const first = await claimNextTask(store.db, lease);
-    assert.equal(first?.task.id, ids[0]);
+    assert.ok(first);
+    assert.equal(first.task.id, ids[0]);
     await store.db.updateTable('tasks').set({ lease_expires_at: Date.now() - 1 }).where('id', '=', first.task.id).execute();
     const second = await claimNextTask(store.db, lease);
-    assert.equal(second?.task.id, first.task.id);
+    assert.ok(second);
+    assert.equal(second.task.id, first.task.id);
     assert.notEqual(second.leaseToken, first.leaseToken);
     assert.equal(await extendLease(store.db, first.task.id, first.leaseToken, 60_000), false);
     assert.equal(await releaseTask(store.db, first.task.id, first.leaseToken), false);
@@ -92,7 +94,8 @@ describeEachEngine('the task queue', (engine) => {
   test('a released task is queued again without spending an attempt', async () => {
     const { ids } = await queueTasks(store.db, 1);
     const claimed = await claimNextTask(store.db, lease);
-    assert.equal(claimed?.task.id, ids[0]);
+    assert.ok(claimed);
+    assert.equal(claimed.task.id, ids[0]);
     assert.equal(await releaseTask(store.db, claimed.task.id, claimed.leaseToken), true);
     const task = await findTask(store.db, claimed.task.id);
     assert.equal(task?.status, 'queued');
