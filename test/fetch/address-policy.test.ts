@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskError } from '../../src/domain/errors.ts';
 import { isPublicAddress, judgeUrl } from '../../src/fetch/address-policy.ts';
+import { forbiddenAddressUrls } from '../support/forbidden-urls.ts';
 
 const refused: Array<[string, string]> = [
   ['127.0.0.1', 'IPv4 loopback'],
@@ -65,21 +66,8 @@ describe('isPublicAddress', () => {
 });
 
 const forbiddenUrls = [
-  'http://127.1/',
-  'http://2130706433/',
+  ...forbiddenAddressUrls,
   'http://0x7f000001/',
-  'http://[::1]/',
-  'http://[::ffff:7f00:1]/',
-  'http://[::ffff:127.0.0.1]/',
-  'http://169.254.169.254/latest/meta-data',
-  'http://10.0.0.1/',
-  'http://172.16.0.1/',
-  'http://192.168.1.1/',
-  'http://100.64.0.1/',
-  'http://0.0.0.0/',
-  'http://[fd00::1]/',
-  'http://[fe80::1]/',
-  'http://224.0.0.1/',
   'http://localhost/',
   'http://LOCALHOST./',
   'https://api.localhost/',

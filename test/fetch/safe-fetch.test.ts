@@ -8,6 +8,7 @@ import type http from 'node:http';
 import { TaskError } from '../../src/domain/errors.ts';
 import { fetchImage, type FetchOptions } from '../../src/fetch/safe-fetch.ts';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server.ts';
+import { forbiddenAddressUrls } from '../support/forbidden-urls.ts';
 
 const image = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2, 3, 254, 255]);
 const onlyTestServer = (ip: string): boolean => ip === '127.0.0.1';
@@ -104,22 +105,7 @@ describe('fetchImage from an allowed server', () => {
 });
 
 describe('fetchImage refuses forbidden targets before connecting', () => {
-  const direct = [
-    'http://127.1/',
-    'http://2130706433/',
-    'http://[::1]/',
-    'http://[::ffff:7f00:1]/',
-    'http://[::ffff:127.0.0.1]/',
-    'http://169.254.169.254/latest/meta-data',
-    'http://10.0.0.1/',
-    'http://172.16.0.1/',
-    'http://192.168.1.1/',
-    'http://100.64.0.1/',
-    'http://0.0.0.0/',
-    'http://[fd00::1]/',
-    'http://[fe80::1]/',
-    'http://224.0.0.1/',
-  ];
+  const direct = forbiddenAddressUrls;
   for (const url of direct) {
     it(`${url} is image_url_forbidden under the default policy`, async () => {
       await assert.rejects(fetchImage(url, options({ isAllowedAddress: undefined })), failsWith('image_url_forbidden'));

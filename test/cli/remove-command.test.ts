@@ -1,0 +1,42 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { fixture, fixturePhoto, fixturesDir } from '../support/fixtures.ts';
+import { runCli } from '../support/cli.ts';
+
+describe('cutout remove on local files', () => {
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-remove-'));
+    fs.writeFileSync(path.join(dir, 'broken.jpg'), Buffer.from('this is not a photo'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('writes one cutout per file at the source size, shows progress, and reports the file that failed', async () => {
+    const photos = ['am-gt07', 'davis-car-shadow-00016'].map((name) => path.join(fixturesDir, fixture(name).image));
+    const outDir = path.join(dir, 'out');
+    const run = await runCli(['remove', ...photos, path.join(dir, 'broken.jpg'), '--out-dir', outDir, '--format', 'webp'], { CUTOUT_DATA_DIR: dir });
+
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /\[1\/3\] .*am-gt07\.png → .*am-gt07\.webp 800×618/);
+    assert.match(run.stderr, /\[2\/3\] .*davis-car-shadow-00016\.jpg → /);
+    assert.match(run.stderr, /\[3\/3\] .*broken\.jpg failed: unsupported_image/);
+    assert.match(run.stderr, /1 of 3 files failed/);
+
+    for (const name of ['am-gt07', 'davis-car-shadow-00016']) {
+      const source = await sharp(fixturePhoto(name)).metadata();
+      const meta = await sharp(path.join(outDir, `${name}.webp`)).metadata();
+      assert.deepEqual([meta.format, meta.width, meta.height, meta.hasAlpha], ['webp', source.width, source.height, true]);
+    }
+    assert.deepEqual(fs.readdirSync(outDir).sort(), ['am-gt07.webp', 'davis-car-shadow-00016.webp']);
+  });
+
+  test('without --out-dir it refuses with a message and exit code 2', async () => {
+    const run = await runCli(['remove', 'photo.jpg'], { CUTOUT_DATA_DIR: dir });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /out-dir/);
+  });
+});
