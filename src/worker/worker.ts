@@ -22,6 +22,8 @@ export interface WorkerOptions {
   pollMs?: number;
 }
 
+const reapEveryMs = 30_000;
+
 interface InFlight {
   taskId: string;
   leaseToken: string;
@@ -33,6 +35,7 @@ export class Worker {
   private wakeUp: (() => void)[] = [];
   private readonly pollMs: number;
   private readonly inFlight = new Set<InFlight>();
+  private lastReap = 0;
 
   constructor(private readonly opts: WorkerOptions) {
     this.pollMs = opts.pollMs ?? 1000;
@@ -83,6 +86,15 @@ export class Worker {
     return { released };
   }
 
+  private async reap(): Promise<void> {
+    this.lastReap = Date.now();
+    const abandoned = await failAbandonedTasks(this.opts.db, this.opts.maxAttempts);
+    for (const id of abandoned) {
+      this.opts.metrics?.failures.inc({ code: 'processing_failed' });
+      this.opts.logger.warn({ taskId: id }, 'task failed after its attempts were exhausted; credits refunded');
+    }
+  }
+
   private async runSlot(): Promise<void> {
     while (this.running) {
       try {
@@ -107,17 +119,20 @@ export class Worker {
     });
   }
 
-  /** Reaps abandoned tasks, then claims and runs one task. Returns whether it found one. */
+  /**
+   * Claims and runs one task; returns whether it found one. Abandoned tasks are reaped when there
+   * is nothing to claim, and at least every reapEveryMs while busy, rather than on every claim.
+   */
   async runOnce(): Promise<boolean> {
-    const { db, leaseMs, maxAttempts, logger, metrics } = this.opts;
-    const abandoned = await failAbandonedTasks(db, maxAttempts);
-    for (const id of abandoned) {
-      metrics?.failures.inc({ code: 'processing_failed' });
-      logger.warn({ taskId: id }, 'task failed after its attempts were exhausted; credits refunded');
-    }
+    const { db, leaseMs, maxAttempts, logger } = this.opts;
     const claimed = await claimNextTask(db, { leaseMs, maxAttempts });
+    if (!claimed || Date.now() - this.lastReap > reapEveryMs) {
+      // A failed reap must not strand the task just claimed; it is tried again later.
+      await this.reap().catch((err: unknown) => logger.error({ err }, 'reaping abandoned tasks failed'));
+    }
     if (!claimed) return false;
     const { task, leaseToken } = claimed;
+    const { metrics } = this.opts;
     const held: InFlight = { taskId: task.id, leaseToken };
     this.inFlight.add(held);
     const log = logger.child({ taskId: task.id, attempt: task.attempts });
