@@ -40,7 +40,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   let baseUrl = config.publicUrl ?? '';
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), () => baseUrl, config.resultUrlTtlSeconds);
-  const results = openResults(config, signer);
+  const results = openResults(config);
   const metrics = new Metrics(db);
 
   const bootstrap = config.bootstrap ? await bootstrapLocalAccount(db, logger, options.print ?? ((t) => process.stdout.write(`${t}\n`))) : undefined;
@@ -55,7 +55,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     {
       config,
       db,
-      links: results.links,
+      links: results.presigner ?? signer,
       downloads: results.downloads,
       signer,
       metrics,

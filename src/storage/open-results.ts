@@ -1,25 +1,25 @@
 // Chooses where results live from the configuration: an S3 bucket when CUTOUT_S3_BUCKET is set,
-// else the data folder (and links to this service's own signed download route).
+// else the data folder, whose links are this service's own signed download route.
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import { DiskResultStore } from './disk-result-store.ts';
 import type { ResultLinks, ResultStore } from './result-store.ts';
 import { S3ResultStore } from './s3-result-store.ts';
-import type { ResultUrlSigner } from './signed-url.ts';
 
 export interface Results {
   store: ResultStore;
-  links: ResultLinks;
+  /** Presigned bucket URLs; undefined for disk results, which the API signs itself. */
+  presigner: ResultLinks | undefined;
   /** Served by the download route; only for results on local disk. */
   downloads: DiskResultStore | undefined;
   close(): void;
 }
 
-export function openResults(config: Config, signer: ResultUrlSigner): Results {
+export function openResults(config: Config): Results {
   if (config.s3) {
     const s3 = new S3ResultStore(config.s3, config.resultUrlTtlSeconds);
-    return { store: s3, links: s3, downloads: undefined, close: () => s3.close() };
+    return { store: s3, presigner: s3, downloads: undefined, close: () => s3.close() };
   }
   const disk = new DiskResultStore(path.join(config.dataDir, 'results'));
-  return { store: disk, links: signer, downloads: disk, close: () => {} };
+  return { store: disk, presigner: undefined, downloads: disk, close: () => {} };
 }

@@ -8,7 +8,6 @@ import { createLogger } from '../logger.ts';
 import { Metrics } from '../metrics.ts';
 import { openDatabase, pingDatabase, type Db } from '../store/database.ts';
 import { openResults } from '../storage/open-results.ts';
-import { loadSigningSecret, ResultUrlSigner } from '../storage/signed-url.ts';
 import { createWorker } from './start-worker.ts';
 import type { Worker } from './worker.ts';
 
@@ -25,8 +24,7 @@ export interface RunningWorker {
 export async function startWorkerProcess(config: Config, options: { logger?: Logger } = {}): Promise<RunningWorker> {
   const logger = (options.logger ?? createLogger(config)).child({ role: 'worker' });
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: Math.min(config.databasePoolSize, config.workerConcurrency + 2) });
-  // Disk results get links from the API process; the signer here only satisfies openResults.
-  const results = openResults(config, new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), () => '', config.resultUrlTtlSeconds));
+  const results = openResults(config);
   const metrics = new Metrics(db);
   let modelLoaded = false;
 
