@@ -5,6 +5,20 @@ import path from 'node:path';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 
+// Children must not outlive this process, even when the test runner stops it on a timeout:
+// orphaned workers would go on claiming tasks and eating the CPU of everything after them.
+const live = new Set<ChildProcess>();
+const killAll = (): void => {
+  for (const child of live) child.kill('SIGKILL');
+};
+process.once('exit', killAll);
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(1);
+  });
+}
+
 export interface LogLine {
   msg?: string;
   taskId?: string;
@@ -32,6 +46,8 @@ export async function startCutout(name: string, args: string[], env: Record<stri
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', CUTOUT_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
   const logs: LogLine[] = [];
   const waiters = new Set<{ match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }>();
   let stderr = '';
