@@ -9,7 +9,14 @@ export const bootstrapCredits = 100;
 
 export async function bootstrapLocalAccount(db: Db, logger: Logger, print: (text: string) => void): Promise<{ accountId: string; key: string } | undefined> {
   if ((await countAccounts(db)) > 0) return undefined;
-  const account = await createAccount(db, { email: 'local@cutout.localhost', plan: 'paid', credits: bootstrapCredits });
+  let account;
+  try {
+    account = await createAccount(db, { email: 'local@cutout.localhost', plan: 'paid', credits: bootstrapCredits });
+  } catch (err) {
+    // Several processes starting at once on an empty database: one of them creates the account.
+    if ((await countAccounts(db)) > 0) return undefined;
+    throw err;
+  }
   const key = await createApiKey(db, account.id, 'bootstrap');
   logger.info({ accountId: account.id, keyId: key.id }, 'created the local account and its first API key');
   print(

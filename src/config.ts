@@ -32,6 +32,20 @@ export const envSchema = z.object({
   CUTOUT_WEB_FREE_CREDITS: int(0).default(3),
   CUTOUT_WEB_SESSION_HOURS: z.coerce.number().positive().default(168),
   CUTOUT_WEB_SIGN_IN_MAX_FAILURES: int(1).default(5),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  CUTOUT_DATABASE_POOL_SIZE: int(1, 1000).default(10),
+  CUTOUT_WORKER_POLL_MS: int(10, 60_000).default(1000),
+  CUTOUT_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),
+  CUTOUT_METRICS_PORT: int(0, 65535).default(9464),
+  CUTOUT_S3_BUCKET: z.string().min(3).optional(),
+  CUTOUT_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  CUTOUT_S3_REGION: z.string().min(1).optional(),
+  CUTOUT_S3_PREFIX: z.string().regex(/^[A-Za-z0-9!_.*'()/-]*$/).default(''),
+  CUTOUT_S3_FORCE_PATH_STYLE: bool.optional(),
+  AWS_REGION: z.string().min(1).optional(),
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  AWS_SESSION_TOKEN: z.string().min(1).optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -58,6 +72,25 @@ export interface Config {
   bootstrap: boolean;
   signingSecret: string | undefined;
   web: { freeCredits: number; sessionTtlMs: number; signInMaxFailures: number };
+  /** postgres://… when the store is PostgreSQL; undefined for the SQLite file in dataDir. */
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  workerPollMs: number;
+  shutdownGraceMs: number;
+  /** The worker process's health and metrics port. */
+  metricsPort: number;
+  /** Results go to this bucket when set, else to dataDir/results. */
+  s3: S3Config | undefined;
+}
+
+export interface S3Config {
+  bucket: string;
+  endpoint: string | undefined;
+  region: string;
+  prefix: string;
+  forcePathStyle: boolean;
+  /** Unset means the SDK's default chain (instance or task role, shared config files). */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken: string | undefined } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -101,5 +134,29 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sessionTtlMs: e.CUTOUT_WEB_SESSION_HOURS * 3_600_000,
       signInMaxFailures: e.CUTOUT_WEB_SIGN_IN_MAX_FAILURES,
     },
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.CUTOUT_DATABASE_POOL_SIZE,
+    workerPollMs: e.CUTOUT_WORKER_POLL_MS,
+    shutdownGraceMs: e.CUTOUT_SHUTDOWN_GRACE_SECONDS * 1000,
+    metricsPort: e.CUTOUT_METRICS_PORT,
+    s3: e.CUTOUT_S3_BUCKET === undefined ? undefined : s3Config(e, e.CUTOUT_S3_BUCKET),
+  };
+}
+
+function s3Config(e: Env, bucket: string): S3Config {
+  if ((e.AWS_ACCESS_KEY_ID === undefined) !== (e.AWS_SECRET_ACCESS_KEY === undefined)) {
+    throw new ConfigError('Invalid configuration:\n  AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together');
+  }
+  return {
+    bucket,
+    endpoint: e.CUTOUT_S3_ENDPOINT,
+    region: e.CUTOUT_S3_REGION ?? e.AWS_REGION ?? 'us-east-1',
+    prefix: e.CUTOUT_S3_PREFIX,
+    // MinIO and most S3-compatible servers want bucket-in-path addressing; AWS wants virtual hosts.
+    forcePathStyle: e.CUTOUT_S3_FORCE_PATH_STYLE ?? e.CUTOUT_S3_ENDPOINT !== undefined,
+    credentials:
+      e.AWS_ACCESS_KEY_ID !== undefined && e.AWS_SECRET_ACCESS_KEY !== undefined
+        ? { accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY, sessionToken: e.AWS_SESSION_TOKEN }
+        : undefined,
   };
 }

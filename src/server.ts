@@ -1,5 +1,4 @@
 // Starts the service: store, HTTP API, maintenance and, by default, an in-process worker.
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './api/app.ts';
@@ -8,8 +7,9 @@ import { RateLimiter } from './api/rate-limiter.ts';
 import { bootstrapLocalAccount } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
-import { openDatabase, type Db } from './store/database.ts';
-import { DiskResultStore } from './storage/disk-result-store.ts';
+import { Metrics } from './metrics.ts';
+import { openDatabase, pingDatabase, type Db } from './store/database.ts';
+import { openResults } from './storage/open-results.ts';
 import { loadSigningSecret, ResultUrlSigner } from './storage/signed-url.ts';
 import { Maintenance } from './worker/maintenance.ts';
 import type { Worker } from './worker/worker.ts';
@@ -29,31 +29,41 @@ export interface RunningServer {
   config: Config;
   worker: Worker | undefined;
   maintenance: Maintenance;
+  metrics: Metrics;
   bootstrapKey: string | undefined;
+  /** Stops taking requests and claiming tasks; in-flight tasks get the shutdown grace period. */
   close(): Promise<void>;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config);
-  const db = await openDatabase(config.dataDir);
-  const results = new DiskResultStore(path.join(config.dataDir, 'results'));
+  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   let baseUrl = config.publicUrl ?? '';
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), () => baseUrl, config.resultUrlTtlSeconds);
+  const results = openResults(config);
+  const metrics = new Metrics(db);
 
   const bootstrap = config.bootstrap ? await bootstrapLocalAccount(db, logger, options.print ?? ((t) => process.stdout.write(`${t}\n`))) : undefined;
 
   let worker: Worker | undefined;
   if (options.worker ?? true) {
     const { createWorker } = await import('./worker/start-worker.ts');
-    worker = await createWorker(config, db, results, logger);
+    worker = await createWorker(config, db, results, logger, metrics);
   }
 
   const app = await buildApp(
     {
       config,
       db,
-      results,
+      links: results.presigner ?? signer,
+      downloads: results.downloads,
+      uploads: results.uploads,
       signer,
+      metrics,
+      readiness: [
+        { name: 'database', check: () => pingDatabase(db) },
+        { name: 'storage', check: () => results.store.check() },
+      ],
       authenticate: authenticate(db, new RateLimiter(config.rateLimitPerMinute)),
       onTaskCreated: () => worker?.notify(),
     },
@@ -65,10 +75,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
   baseUrl = config.publicUrl ?? `http://${host}:${port}`;
 
-  const maintenance = new Maintenance(db, results, config, logger);
+  const maintenance = new Maintenance(db, results.store, config, logger);
   maintenance.start();
   worker?.start();
-  logger.info({ url: baseUrl, worker: worker !== undefined }, 'cutout is listening');
+  logger.info({ url: baseUrl, worker: worker !== undefined, engine: config.databaseUrl ? 'postgres' : 'sqlite', results: config.s3 ? 's3' : 'disk' }, 'cutout is listening');
 
   return {
     url: baseUrl,
@@ -77,11 +87,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     config,
     worker,
     maintenance,
+    metrics,
     bootstrapKey: bootstrap?.key,
     async close() {
       maintenance.stop();
+      const stopping = worker?.stop(config.shutdownGraceMs);
       await app.close();
-      await worker?.stop();
+      await stopping;
+      results.close();
       await db.destroy();
     },
   };

@@ -8,6 +8,7 @@ import { randomToken } from '../domain/ids.ts';
 import type { ApiContext } from './context.ts';
 import { apiDescription } from './openapi-info.ts';
 import { registerErrorHandling } from './plugins/error-handler.ts';
+import { registerHealthRoutes } from './plugins/health.ts';
 import { removalRoutes } from './routes/removals.ts';
 import { resultRoutes } from './routes/results.ts';
 import { webApp } from '../web/web-app.ts';
@@ -29,6 +30,7 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
     reply.header('X-Request-Id', request.id);
   });
   registerErrorHandling(app);
+  registerHealthRoutes(app, ctx.metrics, ctx.readiness);
 
   await app.register(fastifySwagger, {
     openapi: {

@@ -1,15 +1,15 @@
 import type { Task } from '../store/task-row.ts';
-import type { ResultUrlSigner } from '../storage/signed-url.ts';
+import type { ResultLinks } from '../storage/result-store.ts';
 import type { BgRemoval } from './schemas.ts';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** The public shape of a task. A succeeded task gets a freshly signed URL on every call. */
-export function toBgRemoval(task: Task, signer: ResultUrlSigner, now = Date.now()): BgRemoval {
+export async function toBgRemoval(task: Task, links: ResultLinks, now = Date.now()): Promise<BgRemoval> {
   const succeeded = task.status === 'succeeded';
   let output: BgRemoval['output'] = null;
   if (succeeded && task.result_key !== null && task.result_width !== null && task.result_height !== null) {
-    const signed = task.result_deleted_at === null ? signer.sign(task.result_key, now) : undefined;
+    const signed = task.result_deleted_at === null ? await links.link(task.result_key, now) : undefined;
     output = {
       url: signed?.url ?? null,
       expires_at: signed ? iso(signed.expiresAt) : null,

@@ -9,6 +9,7 @@ import { CliError } from './output.ts';
 
 const usage = `usage: cutout <command>
   serve [--no-worker]                 run the API (and by default an in-process worker)
+  worker                              run a worker only (health and metrics on CUTOUT_METRICS_PORT)
   accounts create --email E [--plan free|paid] [--credits N] [--json]
   accounts show ID [--json]
   credits grant --account ID --amount N [--purchase] [--json]
@@ -21,15 +22,27 @@ async function serve(argv: string[]): Promise<void> {
   const unknown = argv.filter((a) => a !== '--no-worker');
   if (unknown.length > 0) throw new CliError(`unknown option ${unknown[0]}\n${usage}`, 2);
   const server = await startServer(loadConfig(), { worker: !argv.includes('--no-worker') });
+  stopOnSignal(server.app.log, () => server.close());
+}
+
+async function worker(argv: string[]): Promise<void> {
+  if (argv.length > 0) throw new CliError(`unknown option ${argv[0]}\n${usage}`, 2);
+  const { startWorkerProcess } = await import('../worker/worker-process.ts');
+  const running = await startWorkerProcess(loadConfig());
+  stopOnSignal(running.health.log, () => running.close());
+}
+
+/** SIGTERM or SIGINT: stop taking work, let in-flight tasks finish within the grace period, exit 0. */
+function stopOnSignal(log: { info: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void }, close: () => Promise<unknown>): void {
   let closing = false;
   const shutdown = (signal: string): void => {
     if (closing) return;
     closing = true;
-    server.app.log.info({ signal }, 'shutting down');
-    server.close().then(
+    log.info({ signal }, 'shutting down');
+    close().then(
       () => process.exit(0),
       (err: unknown) => {
-        server.app.log.error({ err }, 'shutdown failed');
+        log.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
@@ -39,7 +52,8 @@ async function serve(argv: string[]): Promise<void> {
 }
 
 async function withDatabase(fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>): Promise<void> {
-  const db = await openDatabase(loadConfig().dataDir);
+  const config = loadConfig();
+  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: 2 });
   try {
     await fn(db);
   } finally {
@@ -52,6 +66,8 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'serve':
       return serve(rest);
+    case 'worker':
+      return worker(rest);
     case 'accounts':
       return withDatabase((db) => accountsCommand(db, rest));
     case 'credits':

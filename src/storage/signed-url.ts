@@ -2,10 +2,12 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { ResultLink, ResultLinks } from './result-store.ts';
 
 export type SignatureCheck = 'valid' | 'invalid' | 'expired';
 
-export class ResultUrlSigner {
+/** Links to this service's own download route, for results kept on local disk. */
+export class ResultUrlSigner implements ResultLinks {
   constructor(
     private readonly secret: Buffer,
     private readonly baseUrl: () => string,
@@ -20,6 +22,10 @@ export class ResultUrlSigner {
     const expires = Math.floor(now / 1000) + this.ttlSeconds;
     const query = new URLSearchParams({ expires: String(expires), signature: this.signature(key, expires) });
     return { url: `${this.baseUrl()}/api/v1/results/${key}?${query}`, expiresAt: expires * 1000 };
+  }
+
+  async link(key: string, now = Date.now()): Promise<ResultLink> {
+    return this.sign(key, now);
   }
 
   verify(key: string, expires: string | undefined, signature: string | undefined, now = Date.now()): SignatureCheck {

@@ -1,8 +1,10 @@
-// Opens the store and applies versioned migrations. SQLite is the embedded default.
+// Opens the store and applies versioned migrations. SQLite is the embedded default; a
+// postgres:// DATABASE_URL switches every repository to PostgreSQL through the same query layer.
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
+import pg from 'pg';
 import type { Database } from './schema.ts';
 import * as initial from './migrations/001-initial.ts';
 import * as web from './migrations/002-web.ts';
@@ -15,8 +17,27 @@ const migrations: Record<string, Migration> = {
 export type Db = Kysely<Database>;
 /** A handle bound to one connection inside a transaction. */
 export type Tx = Kysely<Database>;
+export type Engine = 'sqlite' | 'postgres';
 
-export async function openDatabase(dataDir: string): Promise<Db> {
+export interface StoreOptions {
+  dataDir: string;
+  /** postgres://… selects PostgreSQL; absent means the SQLite file in the data folder. */
+  databaseUrl?: string | undefined;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: StoreOptions): Promise<Db> {
+  const db = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openSqlite(options.dataDir);
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return db;
+}
+
+function openSqlite(dataDir: string): Db {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = new SQLite(path.join(dataDir, 'cutout.sqlite'));
   // WAL lets the CLI read and write while the server runs; the busy timeout makes writers queue
@@ -25,34 +46,77 @@ export async function openDatabase(dataDir: string): Promise<Db> {
   file.pragma('busy_timeout = 5000');
   file.pragma('foreign_keys = ON');
   file.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
-  await migrate(db);
-  return db;
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
 }
 
+// Times and counts are bigint columns; epoch milliseconds fit a double exactly, so they are read
+// back as numbers rather than pg's default strings. Scoped to this pool, not pg's global parsers.
+const int8 = 20;
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === int8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+function openPostgres(url: string, max: number): Db {
+  const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000 });
+  // A connection the server dropped (restart, pg_terminate_backend) surfaces here while idle; the
+  // pool replaces it on the next checkout, so it is not a reason to crash the process.
+  pool.on('error', () => {});
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export function engineOf(db: Db): Engine {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
+
+/**
+ * Safe when several processes start at once. On PostgreSQL Kysely's migrator holds a session
+ * advisory lock while it checks and applies migrations, each in its own transaction (its own tables
+ * are created tolerating a concurrent creator). On SQLite its lock is a no-op and a deferred
+ * transaction lets two starters both see "not applied", so the whole run happens inside one
+ * IMMEDIATE transaction instead. test/store/task-queue.test.ts starts six at once on each engine.
+ */
 async function migrate(db: Db): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
-  }
+  const run = async (target: Db, disableTransactions: boolean): Promise<void> => {
+    const migrator = new Migrator({ db: target, provider: { getMigrations: async () => migrations }, disableTransactions });
+    const { error, results } = await migrator.migrateToLatest();
+    const failed = results?.find((r) => r.status === 'Error');
+    if (error || failed) {
+      throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+    }
+  };
+  if (engineOf(db) === 'postgres') return run(db, false);
+  await inTransaction(db, (conn) => run(conn, true));
+}
+
+/** Whether the database answers; for readiness checks. */
+export async function pingDatabase(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
 }
 
 /**
  * Runs fn in one write transaction. On SQLite it begins IMMEDIATE, taking the write lock up front,
  * so that a read-then-write (check balance, then reserve) can never be upgraded into a busy error
- * by another process holding the file.
+ * by another process holding the file. On PostgreSQL it is a READ COMMITTED transaction; the
+ * repositories take the row locks they need (FOR UPDATE) and fence updates with conditions.
+ *
+ * `durable: false` (PostgreSQL only) commits without waiting for the WAL flush. Only for writes
+ * that are safe to lose in a database crash: a lost claim or heartbeat means some work is done
+ * again (the lease token fences the stale attempt), never a lost task or a second charge. The
+ * flush is the largest part of a small commit's cost, so the queue's bookkeeping skips it.
  */
-export async function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
+  const postgres = engineOf(db) === 'postgres';
+  // One round trip: without parameters the two statements go as one simple query.
+  const begin = !postgres ? sql`begin immediate` : options.durable === false ? sql`begin; set local synchronous_commit to off` : sql`begin`;
   return db.connection().execute(async (conn) => {
-    await sql`begin immediate`.execute(conn);
+    await begin.execute(conn);
     try {
       const result = await fn(conn);
       await sql`commit`.execute(conn);
       return result;
     } catch (err) {
-      await sql`rollback`.execute(conn);
+      await sql`rollback`.execute(conn).catch(() => {});
       throw err;
     }
   });

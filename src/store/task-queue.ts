@@ -3,7 +3,8 @@
 // lost its lease (it stalled, and another took the task over) can change nothing.
 import { randomUUID } from 'node:crypto';
 import type { TaskErrorCode } from '../domain/errors.ts';
-import { inTransaction, type Db, type Tx } from './database.ts';
+import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
+import { endAttemptPostgres } from './end-attempt-postgres.ts';
 import { toTask, type Task } from './task-row.ts';
 
 export interface ClaimedTask {
@@ -14,24 +15,16 @@ export interface ClaimedTask {
 /**
  * Takes the oldest task that is queued, or processing under an expired lease (its worker died)
  * with attempts left. Tasks out of attempts are left for failAbandonedTasks.
+ *
+ * One statement, so one round trip: an UPDATE of the row a subquery picks. On PostgreSQL the
+ * subquery locks its row with FOR UPDATE SKIP LOCKED: concurrent claimers each skip the rows others
+ * are taking instead of queueing behind them, so N workers claim N different tasks at once. On
+ * SQLite the statement is atomic under the database's write lock.
  */
 export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts: number }, now = Date.now()): Promise<ClaimedTask | undefined> {
-  return inTransaction(db, async (tx) => {
-    const candidate = await tx
-      .selectFrom('tasks')
-      .select('id')
-      .where((eb) =>
-        eb.or([
-          eb('status', '=', 'queued'),
-          eb.and([eb('status', '=', 'processing'), eb('lease_expires_at', '<', now), eb('attempts', '<', opts.maxAttempts)]),
-        ]),
-      )
-      .orderBy('created_at')
-      .limit(1)
-      .executeTakeFirst();
-    if (!candidate) return undefined;
-    const leaseToken = randomUUID();
-    await tx
+  const leaseToken = randomUUID();
+  const row = await bookkeeping(db, (tx) =>
+    tx
       .updateTable('tasks')
       .set((eb) => ({
         status: 'processing',
@@ -40,22 +33,45 @@ export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts
         lease_expires_at: now + opts.leaseMs,
         updated_at: now,
       }))
-      .where('id', '=', candidate.id)
-      .execute();
-    const task = toTask(await tx.selectFrom('tasks').selectAll().where('id', '=', candidate.id).executeTakeFirstOrThrow());
-    return { task, leaseToken };
-  });
+      .where('id', '=', (eb) =>
+        eb
+          .selectFrom('tasks')
+          .select('id')
+          .where((w) =>
+            w.or([
+              w('status', '=', 'queued'),
+              w.and([w('status', '=', 'processing'), w('lease_expires_at', '<', now), w('attempts', '<', opts.maxAttempts)]),
+            ]),
+          )
+          .orderBy('created_at')
+          .limit(1)
+          .$if(engineOf(db) === 'postgres', (q) => q.forUpdate().skipLocked()),
+      )
+      .returningAll()
+      .executeTakeFirst(),
+  );
+  return row ? { task: toTask(row), leaseToken } : undefined;
+}
+
+/**
+ * Claims and heartbeats are single statements; on PostgreSQL they commit without waiting for the
+ * WAL flush (see inTransaction), on SQLite they run as they are.
+ */
+function bookkeeping<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return engineOf(db) === 'postgres' ? inTransaction(db, fn, { durable: false }) : fn(db);
 }
 
 /** Extends the lease of the attempt the caller holds; false means the attempt is no longer ours. */
 export async function extendLease(db: Db, taskId: string, leaseToken: string, leaseMs: number, now = Date.now()): Promise<boolean> {
-  const result = await db
-    .updateTable('tasks')
-    .set({ lease_expires_at: now + leaseMs })
-    .where('id', '=', taskId)
-    .where('lease_token', '=', leaseToken)
-    .where('status', '=', 'processing')
-    .executeTakeFirst();
+  const result = await bookkeeping(db, (tx) =>
+    tx
+      .updateTable('tasks')
+      .set({ lease_expires_at: now + leaseMs })
+      .where('id', '=', taskId)
+      .where('lease_token', '=', leaseToken)
+      .where('status', '=', 'processing')
+      .executeTakeFirst(),
+  );
   return Number(result.numUpdatedRows) === 1;
 }
 
@@ -65,8 +81,9 @@ export interface TaskResult {
   height: number;
 }
 
-/** Marks success and turns the reservation into a charge, in one transaction. */
+/** Marks success and turns the reservation into a charge, atomically. */
 export async function completeTask(db: Db, taskId: string, leaseToken: string, result: TaskResult, now = Date.now()): Promise<boolean> {
+  if (engineOf(db) === 'postgres') return endAttemptPostgres(db, taskId, leaseToken, { kind: 'charge', result }, now);
   return inTransaction(db, async (tx) => {
     const task = await heldTask(tx, taskId, leaseToken);
     if (!task) return false;
@@ -89,7 +106,7 @@ export async function completeTask(db: Db, taskId: string, leaseToken: string, r
   });
 }
 
-/** Marks failure and refunds the reservation, in one transaction. */
+/** Marks failure and refunds the reservation, atomically. */
 export async function failTask(
   db: Db,
   taskId: string,
@@ -97,6 +114,7 @@ export async function failTask(
   error: { code: TaskErrorCode; message: string },
   now = Date.now(),
 ): Promise<boolean> {
+  if (engineOf(db) === 'postgres') return endAttemptPostgres(db, taskId, leaseToken, { kind: 'refund', error }, now);
   return inTransaction(db, async (tx) => {
     const task = await heldTask(tx, taskId, leaseToken);
     if (!task) return false;
@@ -105,8 +123,24 @@ export async function failTask(
   });
 }
 
+/**
+ * Gives back the attempt the caller holds without spending it: the task is queued again for any
+ * worker. Used when a worker shuts down before its task is done.
+ */
+export async function releaseTask(db: Db, taskId: string, leaseToken: string, now = Date.now()): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set((eb) => ({ status: 'queued', attempts: eb('attempts', '-', 1), lease_token: null, lease_expires_at: null, updated_at: now }))
+    .where('id', '=', taskId)
+    .where('lease_token', '=', leaseToken)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Fails and refunds tasks whose workers died on every allowed attempt. Returns their ids. */
 export async function failAbandonedTasks(db: Db, maxAttempts: number, now = Date.now()): Promise<string[]> {
+  const postgres = engineOf(db) === 'postgres';
   return inTransaction(db, async (tx) => {
     const rows = await tx
       .selectFrom('tasks')
@@ -114,6 +148,7 @@ export async function failAbandonedTasks(db: Db, maxAttempts: number, now = Date
       .where('status', '=', 'processing')
       .where('lease_expires_at', '<', now)
       .where('attempts', '>=', maxAttempts)
+      .$if(postgres, (q) => q.forUpdate().skipLocked())
       .execute();
     for (const row of rows) {
       const task = toTask(row);
@@ -128,6 +163,7 @@ export async function failAbandonedTasks(db: Db, maxAttempts: number, now = Date
   });
 }
 
+/** The task row if the caller still holds this attempt (SQLite: under the write lock). */
 async function heldTask(tx: Tx, taskId: string, leaseToken: string): Promise<Task | undefined> {
   const row = await tx
     .selectFrom('tasks')

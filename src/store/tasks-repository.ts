@@ -2,7 +2,7 @@
 import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { canonicalFingerprint, creditCost, type RemovalInput } from '../domain/removal-request.ts';
-import { inTransaction, type Db, type Tx } from './database.ts';
+import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
 import { toTask, type Task } from './task-row.ts';
 
 export interface CreateTaskRequest {
@@ -24,12 +24,16 @@ const concurrencyRetryAfterSeconds = 5;
 
 /**
  * One transaction: idempotency lookup, concurrency and balance checks, the task row, the credit
- * reservation and the idempotency record. Concurrent creates serialise on the write lock, so two
- * requests with one key create one task and the balance can never be over-reserved.
+ * reservation and the idempotency record. Concurrent creates for one account serialise (SQLite:
+ * the write lock; PostgreSQL: a lock on the account row taken first), so two requests with one key
+ * create one task, the active-task limit holds, and the balance can never be over-reserved.
  */
 export async function createTask(db: Db, req: CreateTaskRequest, now = Date.now()): Promise<CreateTaskResult> {
   const fingerprint = canonicalFingerprint(req.input);
   return inTransaction(db, async (tx) => {
+    if (engineOf(tx) === 'postgres') {
+      await tx.selectFrom('accounts').select('id').where('id', '=', req.accountId).forUpdate().execute();
+    }
     if (req.idempotencyKey !== undefined) {
       const prior = await findIdempotentTask(tx, req.accountId, req.idempotencyKey);
       if (prior) {

@@ -1,17 +1,19 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import type { DiskResultStore } from '../storage/disk-result-store.ts';
-import type { ResultUrlSigner } from '../storage/signed-url.ts';
-import type { DiskUploadStore } from '../storage/upload-store.ts';
+import type { ResultLinks } from '../storage/result-store.ts';
+import type { UploadStore } from '../storage/upload-store.ts';
 import type { CreditOffer } from './credit-offers.ts';
 
 /** What the web pages need, built once at start. */
 export interface WebContext {
   config: Config;
   db: Db;
-  results: DiskResultStore;
-  uploads: DiskUploadStore;
-  signer: ResultUrlSigner;
+  /** Download links for results: this service's signed route, or presigned bucket URLs. */
+  links: ResultLinks;
+  /** The local result folder; undefined when results live in a bucket. */
+  downloads: DiskResultStore | undefined;
+  uploads: UploadStore;
   /** How an account can get more credits; the operator's CLI until a payment provider is plugged in. */
   creditOffer: CreditOffer;
   onTaskCreated: () => void;

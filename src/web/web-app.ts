@@ -9,7 +9,6 @@ import fastifyFormbody from '@fastify/formbody';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ApiContext } from '../api/context.ts';
-import { DiskUploadStore } from '../storage/upload-store.ts';
 import type { WebContext } from './context.ts';
 import { operatorCreditOffer } from './credit-offers.ts';
 import { formatBytes } from './html.ts';
@@ -42,10 +41,10 @@ export function webApp(api: ApiContext) {
   const ctx: WebContext = {
     config: api.config,
     db: api.db,
-    results: api.results,
-    signer: api.signer,
+    links: api.links,
+    downloads: api.downloads,
     onTaskCreated: api.onTaskCreated,
-    uploads: new DiskUploadStore(path.join(api.config.dataDir, 'uploads')),
+    uploads: api.uploads,
     creditOffer: operatorCreditOffer,
   };
 

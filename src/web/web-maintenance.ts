@@ -3,7 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
-import type { DiskUploadStore } from '../storage/upload-store.ts';
+import type { UploadStore } from '../storage/upload-store.ts';
 import { purgeSignInAttempts } from '../store/web-accounts-repository.ts';
 import { purgeExpiredSessions } from '../store/web-sessions-repository.ts';
 import { expireUploads } from '../store/web-tasks-repository.ts';
@@ -11,7 +11,7 @@ import { expireUploads } from '../store/web-tasks-repository.ts';
 const dayMs = 86_400_000;
 
 export async function runWebMaintenance(
-  deps: { db: Db; uploads: DiskUploadStore; config: Pick<Config, 'resultRetentionHours'> },
+  deps: { db: Db; uploads: UploadStore; config: Pick<Config, 'resultRetentionHours'> },
   now = Date.now(),
 ): Promise<{ sessions: number; attempts: number; uploads: number }> {
   const sessions = await purgeExpiredSessions(deps.db, now);

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import { expireResults, purgeIdempotencyKeys } from '../store/maintenance-repository.ts';
-import type { DiskResultStore } from '../storage/disk-result-store.ts';
+import type { ResultStore } from '../storage/result-store.ts';
 
 const hourMs = 3_600_000;
 
@@ -13,7 +13,7 @@ export class Maintenance {
 
   constructor(
     private readonly db: Db,
-    private readonly results: DiskResultStore,
+    private readonly results: ResultStore,
     private readonly config: Pick<Config, 'resultRetentionHours' | 'idempotencyTtlHours'>,
     private readonly logger: Logger,
   ) {}

@@ -1,12 +1,11 @@
 // Builds a worker with its model session. Kept apart from the API so a process that only serves
 // HTTP never loads the model.
 import os from 'node:os';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Db } from '../store/database.ts';
-import type { DiskResultStore } from '../storage/disk-result-store.ts';
-import { DiskUploadStore } from '../storage/upload-store.ts';
+import type { Results } from '../storage/open-results.ts';
 import { loadSegmenter } from '../vision/remove-background.ts';
 import { createTaskProcessor } from './process-task.ts';
 import { createSourceReader } from './task-source.ts';
@@ -17,14 +16,16 @@ export function inferenceThreads(config: Config): number {
   return config.inferenceThreads ?? Math.max(1, Math.floor(os.availableParallelism() / config.workerConcurrency));
 }
 
-export async function createWorker(config: Config, db: Db, results: DiskResultStore, logger: Logger): Promise<Worker> {
+export async function createWorker(config: Config, db: Db, results: Results, logger: Logger, metrics?: Metrics): Promise<Worker> {
   const segmenter = await loadSegmenter({ threads: inferenceThreads(config) });
   return new Worker({
     db,
     logger,
-    process: createTaskProcessor(config, segmenter, results, createSourceReader(config, db, new DiskUploadStore(path.join(config.dataDir, 'uploads')))),
+    metrics,
+    process: createTaskProcessor(config, segmenter, results.store, createSourceReader(config, db, results.uploads), metrics),
     concurrency: config.workerConcurrency,
     leaseMs: config.leaseMs,
     maxAttempts: config.maxAttempts,
+    pollMs: config.workerPollMs,
   });
 }

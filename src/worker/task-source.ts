@@ -3,7 +3,7 @@
 import type { Config } from '../config.ts';
 import { TaskError } from '../domain/errors.ts';
 import { fetchImage } from '../fetch/safe-fetch.ts';
-import type { DiskUploadStore } from '../storage/upload-store.ts';
+import type { UploadStore } from '../storage/upload-store.ts';
 import type { Db } from '../store/database.ts';
 import type { Task } from '../store/task-row.ts';
 import { findTaskSource } from '../store/web-tasks-repository.ts';
@@ -11,7 +11,7 @@ import { downscaleToPixels } from '../vision/downscale.ts';
 
 export type SourceReader = (task: Task) => Promise<Buffer>;
 
-export function createSourceReader(config: Config, db: Db, uploads: DiskUploadStore): SourceReader {
+export function createSourceReader(config: Config, db: Db, uploads: UploadStore): SourceReader {
   return async (task) => {
     const source = await findTaskSource(db, task.id);
     let data: Buffer;

@@ -2,9 +2,11 @@
 // and ends the attempt it holds. A dead worker's task is taken over once its lease expires.
 import type { Logger } from 'pino';
 import { TaskError } from '../domain/errors.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Db } from '../store/database.ts';
-import { claimNextTask, completeTask, extendLease, failAbandonedTasks, failTask, type TaskResult } from '../store/task-queue.ts';
+import { claimNextTask, completeTask, extendLease, failAbandonedTasks, failTask, releaseTask, type TaskResult } from '../store/task-queue.ts';
 import type { Task } from '../store/task-row.ts';
+import { retryUntil } from './retry.ts';
 
 export type TaskProcessor = (task: Task) => Promise<TaskResult>;
 
@@ -15,8 +17,16 @@ export interface WorkerOptions {
   concurrency: number;
   leaseMs: number;
   maxAttempts: number;
+  metrics?: Metrics;
   /** How often an idle slot looks for work that another process queued. */
   pollMs?: number;
+}
+
+const reapEveryMs = 30_000;
+
+interface InFlight {
+  taskId: string;
+  leaseToken: string;
 }
 
 export class Worker {
@@ -24,9 +34,15 @@ export class Worker {
   private readonly slots: Promise<void>[] = [];
   private wakeUp: (() => void)[] = [];
   private readonly pollMs: number;
+  private readonly inFlight = new Set<InFlight>();
+  private lastReap = 0;
 
   constructor(private readonly opts: WorkerOptions) {
     this.pollMs = opts.pollMs ?? 1000;
+  }
+
+  get busy(): number {
+    return this.inFlight.size;
   }
 
   start(): void {
@@ -42,11 +58,41 @@ export class Worker {
     for (const wake of waiters) wake();
   }
 
-  /** Stops claiming and waits for the tasks in hand to finish. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming and waits for the tasks in hand to finish. Tasks still running after graceMs are
+   * released (queued again, the attempt not counted) so another worker takes them at once; their
+   * late result is then fenced off by the lease token.
+   */
+  async stop(graceMs = Number.POSITIVE_INFINITY): Promise<{ released: number }> {
     this.running = false;
     this.notify();
-    await Promise.all(this.slots.splice(0));
+    const slots = Promise.all(this.slots.splice(0));
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace'>((resolve) => {
+      if (Number.isFinite(graceMs)) timer = setTimeout(() => resolve('grace'), graceMs);
+    });
+    const outcome = await Promise.race([slots.then(() => 'done' as const), graceOver]);
+    clearTimeout(timer);
+    if (outcome === 'done') return { released: 0 };
+    let released = 0;
+    for (const { taskId, leaseToken } of [...this.inFlight]) {
+      try {
+        if (await releaseTask(this.opts.db, taskId, leaseToken)) released += 1;
+        this.opts.logger.warn({ taskId }, 'shutdown grace period over; task released for another worker');
+      } catch (err) {
+        this.opts.logger.error({ err, taskId }, 'could not release the task; it is taken over when its lease expires');
+      }
+    }
+    return { released };
+  }
+
+  private async reap(): Promise<void> {
+    this.lastReap = Date.now();
+    const abandoned = await failAbandonedTasks(this.opts.db, this.opts.maxAttempts);
+    for (const id of abandoned) {
+      this.opts.metrics?.failures.inc({ code: 'processing_failed' });
+      this.opts.logger.warn({ taskId: id }, 'task failed after its attempts were exhausted; credits refunded');
+    }
   }
 
   private async runSlot(): Promise<void> {
@@ -73,35 +119,64 @@ export class Worker {
     });
   }
 
-  /** Reaps abandoned tasks, then claims and runs one task. Returns whether it found one. */
+  /**
+   * Claims and runs one task; returns whether it found one. Abandoned tasks are reaped when there
+   * is nothing to claim, and at least every reapEveryMs while busy, rather than on every claim.
+   */
   async runOnce(): Promise<boolean> {
     const { db, leaseMs, maxAttempts, logger } = this.opts;
-    const abandoned = await failAbandonedTasks(db, maxAttempts);
-    for (const id of abandoned) logger.warn({ taskId: id }, 'task failed after its attempts were exhausted; credits refunded');
     const claimed = await claimNextTask(db, { leaseMs, maxAttempts });
+    if (!claimed || Date.now() - this.lastReap > reapEveryMs) {
+      // A failed reap must not strand the task just claimed; it is tried again later.
+      await this.reap().catch((err: unknown) => logger.error({ err }, 'reaping abandoned tasks failed'));
+    }
     if (!claimed) return false;
     const { task, leaseToken } = claimed;
+    const { metrics } = this.opts;
+    const held: InFlight = { taskId: task.id, leaseToken };
+    this.inFlight.add(held);
     const log = logger.child({ taskId: task.id, attempt: task.attempts });
     log.info('task claimed');
     const heartbeat = setInterval(() => {
       extendLease(db, task.id, leaseToken, leaseMs).then(
-        (held) => held || log.warn('lease lost; another worker owns this task now'),
+        (kept) => kept || log.warn('lease lost; another worker owns this task now'),
         (err: unknown) => log.error({ err }, 'heartbeat failed'),
       );
     }, Math.max(1000, Math.floor(leaseMs / 3)));
+    const started = Date.now();
+    // A database outage while a task ends should not waste its work: the ending is retried until
+    // the lease would have expired anyway.
+    const persist = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
+      retryUntil(fn, started + leaseMs, (err) => log.warn({ err }, `${what} failed; retrying`));
     try {
-      const started = Date.now();
-      const result = await this.opts.process(task);
-      const done = await completeTask(db, task.id, leaseToken, result);
-      if (done) log.info({ ms: Date.now() - started, width: result.width, height: result.height }, 'task succeeded');
-      else log.warn('finished after losing the lease; the result of this attempt was discarded');
-    } catch (err) {
-      const error = err instanceof TaskError ? err : new TaskError('processing_failed', 'Background removal failed unexpectedly.');
-      if (!(err instanceof TaskError)) log.error({ err }, 'unexpected processing error');
-      const done = await failTask(db, task.id, leaseToken, { code: error.code, message: error.message });
-      if (done) log.info({ code: error.code }, `task failed: ${error.message}`);
+      let outcome: { ok: true; result: TaskResult } | { ok: false; error: TaskError };
+      try {
+        outcome = { ok: true, result: await this.opts.process(task) };
+      } catch (err) {
+        if (!(err instanceof TaskError)) log.error({ err }, 'unexpected processing error');
+        outcome = { ok: false, error: err instanceof TaskError ? err : new TaskError('processing_failed', 'Background removal failed unexpectedly.') };
+      }
+      const seconds = (Date.now() - started) / 1000;
+      if (outcome.ok) {
+        const { result } = outcome;
+        const done = await persist('completing the task', () => completeTask(db, task.id, leaseToken, result));
+        if (done) {
+          metrics?.taskDuration.observe({ outcome: 'succeeded' }, seconds);
+          metrics?.creditsCharged.inc(task.credits);
+          log.info({ ms: Date.now() - started, width: result.width, height: result.height }, 'task succeeded');
+        } else log.warn('finished after losing the lease; the result of this attempt was discarded');
+      } else {
+        const { error } = outcome;
+        const done = await persist('failing the task', () => failTask(db, task.id, leaseToken, { code: error.code, message: error.message }));
+        if (done) {
+          metrics?.taskDuration.observe({ outcome: 'failed' }, seconds);
+          metrics?.failures.inc({ code: error.code });
+          log.info({ code: error.code }, `task failed: ${error.message}`);
+        }
+      }
     } finally {
       clearInterval(heartbeat);
+      this.inFlight.delete(held);
     }
     return true;
   }

@@ -1,8 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { grantCredits } from '../../src/store/accounts-repository.ts';
 import { deleteApiKey } from '../../src/store/api-keys-repository.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+import { describeEachEngine } from '../support/engines.ts';
 
 const body = { image_url: 'https://images.example.test/photo.jpg' };
 
@@ -12,10 +13,10 @@ async function errorOf(res: Response): Promise<{ code: string; message: string; 
   return json.error;
 }
 
-describe('authentication', () => {
+describeEachEngine('authentication', (engine) => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer();
+    server = await startTestServer({}, { engine });
   });
   after(() => server.close());
 
@@ -75,10 +76,10 @@ describe('authentication', () => {
   });
 });
 
-describe('rate and concurrency limits', () => {
+describeEachEngine('rate and concurrency limits', (engine) => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ CUTOUT_RATE_LIMIT_PER_MINUTE: '5', CUTOUT_MAX_ACTIVE_TASKS: '2' });
+    server = await startTestServer({ CUTOUT_RATE_LIMIT_PER_MINUTE: '5', CUTOUT_MAX_ACTIVE_TASKS: '2' }, { engine });
   });
   after(() => server.close());
 

@@ -1,15 +1,16 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+import { describeEachEngine } from '../support/engines.ts';
 
 const imageUrl = 'https://images.example.test/photo.jpg';
 
-describe('POST /bg/removals validation', () => {
+describeEachEngine('POST /bg/removals validation', (engine) => {
   let server: TestServer;
   let key: string;
 
   before(async () => {
-    server = await startTestServer();
+    server = await startTestServer({}, { engine });
     ({ key } = await server.account({ credits: 1000 }));
   });
   after(() => server.close());

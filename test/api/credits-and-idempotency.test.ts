@@ -1,7 +1,8 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findAccount, listLedger } from '../../src/store/accounts-repository.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { describeEachEngine } from '../support/engines.ts';
 
 const imageUrl = 'https://images.example.test/photo.jpg';
 
@@ -11,10 +12,10 @@ function post(server: TestServer, key: string, body: unknown, idempotencyKey?: s
   return server.request('/api/v1/bg/removals', { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body), key });
 }
 
-describe('credits at creation', () => {
+describeEachEngine('credits at creation', (engine) => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ CUTOUT_MAX_ACTIVE_TASKS: '100' });
+    server = await startTestServer({ CUTOUT_MAX_ACTIVE_TASKS: '100' }, { engine });
   });
   after(() => server.close());
 
@@ -58,10 +59,10 @@ describe('credits at creation', () => {
   });
 });
 
-describe('idempotency', () => {
+describeEachEngine('idempotency', (engine) => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ CUTOUT_MAX_ACTIVE_TASKS: '100' });
+    server = await startTestServer({ CUTOUT_MAX_ACTIVE_TASKS: '100' }, { engine });
   });
   after(() => server.close());
 

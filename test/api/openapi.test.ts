@@ -1,7 +1,8 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { describeEachEngine } from '../support/engines.ts';
 
 interface OpenApiDoc {
   openapi: string;
@@ -10,11 +11,11 @@ interface OpenApiDoc {
   components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
 }
 
-describe('OpenAPI description', () => {
+describeEachEngine('OpenAPI description', (engine) => {
   let server: TestServer;
   let doc: OpenApiDoc;
   before(async () => {
-    server = await startTestServer();
+    server = await startTestServer({}, { engine });
     const res = await server.request('/api/v1/openapi.json');
     assert.equal(res.status, 200);
     doc = (await res.json()) as OpenApiDoc;

@@ -1,14 +1,15 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { json, runCli } from '../support/cli.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+import { describeEachEngine } from '../support/engines.ts';
 
-describe('the cutout admin CLI acts on the same data as the server', () => {
+describeEachEngine('the cutout admin CLI acts on the same data as the server', (engine) => {
   let server: TestServer;
   let env: Record<string, string>;
   before(async () => {
-    server = await startTestServer();
-    env = { CUTOUT_DATA_DIR: server.dataDir };
+    server = await startTestServer({}, { engine });
+    env = { CUTOUT_DATA_DIR: server.dataDir, ...(server.config.databaseUrl ? { DATABASE_URL: server.config.databaseUrl } : {}) };
   });
   after(() => server.close());
 

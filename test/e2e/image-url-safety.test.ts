@@ -1,8 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findAccount } from '../../src/store/accounts-repository.ts';
 import { waitForFinal } from '../support/poll.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+import { describeEachEngine } from '../support/engines.ts';
 
 // With the default address policy the service must refuse these without connecting anywhere; the
 // loopback guard preloaded into this process fails the run if a socket to a non-loopback address opens.
@@ -19,10 +20,10 @@ const forbidden = [
   'http://localhost/a.png',
 ];
 
-describe('image URLs pointing inside the network', () => {
+describeEachEngine('image URLs pointing inside the network', (engine) => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ CUTOUT_ALLOW_PRIVATE_IMAGE_URLS: 'false', CUTOUT_RATE_LIMIT_PER_MINUTE: '100000', CUTOUT_MAX_ACTIVE_TASKS: '50' }, { worker: true });
+    server = await startTestServer({ CUTOUT_ALLOW_PRIVATE_IMAGE_URLS: 'false', CUTOUT_RATE_LIMIT_PER_MINUTE: '100000', CUTOUT_MAX_ACTIVE_TASKS: '50' }, { worker: true, engine });
   });
   after(() => server.close());
 

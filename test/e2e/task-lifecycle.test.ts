@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { findAccount, listLedger } from '../../src/store/accounts-repository.ts';
@@ -6,8 +6,9 @@ import { groundTruth, iou } from '../support/fixtures.ts';
 import { fixtureImage, startImageServer, type ImageServer } from '../support/image-server.ts';
 import { waitForFinal } from '../support/poll.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+import { describeEachEngine } from '../support/engines.ts';
 
-describe('a removal from request to downloaded cutout (real model)', () => {
+describeEachEngine('a removal from request to downloaded cutout (real model)', (engine) => {
   let images: ImageServer;
   let server: TestServer;
 
@@ -15,7 +16,7 @@ describe('a removal from request to downloaded cutout (real model)', () => {
     images = await startImageServer();
     server = await startTestServer(
       { CUTOUT_RATE_LIMIT_PER_MINUTE: '100000', CUTOUT_MAX_ACTIVE_TASKS: '50', CUTOUT_FETCH_MAX_BYTES: String(4 * 1024 * 1024), CUTOUT_FETCH_TIMEOUT_SECONDS: '10' },
-      { worker: true },
+      { worker: true, engine },
     );
   });
   after(async () => {

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -6,6 +6,7 @@ import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
 import { loadSigningSecret, ResultUrlSigner } from '../../src/storage/signed-url.ts';
 import { claimNextTask, completeTask } from '../../src/store/task-queue.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+import { describeEachEngine } from '../support/engines.ts';
 
 interface TaskBody {
   id: string;
@@ -14,14 +15,14 @@ interface TaskBody {
   usage: { credits: number } | null;
 }
 
-describe('result URLs', () => {
+describeEachEngine('result URLs', (engine) => {
   let server: TestServer;
   let key: string;
   let task: TaskBody;
   let png: Buffer;
 
   before(async () => {
-    server = await startTestServer({ CUTOUT_RESULT_URL_TTL_SECONDS: '600', CUTOUT_RESULT_RETENTION_HOURS: '24' });
+    server = await startTestServer({ CUTOUT_RESULT_URL_TTL_SECONDS: '600', CUTOUT_RESULT_RETENTION_HOURS: '24' }, { engine });
     ({ key } = await server.account());
     const created = (await (await server.request('/api/v1/bg/removals', { ...createBody({ image_url: 'https://example.test/a.png' }), key })).json()) as TaskBody;
     // Finish the task through the queue as a worker would, with a stored result file.

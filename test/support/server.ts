@@ -7,9 +7,12 @@ import { startServer, type RunningServer } from '../../src/server.ts';
 import { createAccount } from '../../src/store/accounts-repository.ts';
 import { createApiKey } from '../../src/store/api-keys-repository.ts';
 import pino from 'pino';
+import type { Engine } from '../../src/store/database.ts';
+import { createTestDatabase } from './engines.ts';
 
 export interface TestServer extends RunningServer {
   dataDir: string;
+  engine: Engine;
   /** Creates an account and a key for it; a paid plan by default. */
   account(opts?: { plan?: 'free' | 'paid'; credits?: number }): Promise<{ accountId: string; key: string; keyId: string }>;
   request(pathname: string, init?: RequestInit & { key?: string }): Promise<Response>;
@@ -17,8 +20,10 @@ export interface TestServer extends RunningServer {
 
 let seq = 0;
 
-export async function startTestServer(env: Record<string, string> = {}, options: { worker?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: { worker?: boolean; engine?: Engine } = {}): Promise<TestServer> {
+  const engine = options.engine ?? 'sqlite';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-test-'));
+  const database = engine === 'postgres' ? await createTestDatabase() : undefined;
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -27,12 +32,14 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     CUTOUT_BOOTSTRAP: 'false',
     // The test images are served from loopback, which the address check refuses by default.
     CUTOUT_ALLOW_PRIVATE_IMAGE_URLS: 'true',
+    ...(database ? { DATABASE_URL: database.url } : {}),
     ...env,
   });
   const server = await startServer(config, { worker: options.worker ?? false, logger: pino({ level: 'silent' }), print: () => {} });
   return {
     ...server,
     dataDir,
+    engine,
     async account(opts = {}) {
       seq += 1;
       const account = await createAccount(server.db, { email: `user${seq}-${Date.now()}@example.test`, plan: opts.plan ?? 'paid', credits: opts.credits ?? 100 });
@@ -46,6 +53,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     },
     async close() {
       await server.close();
+      await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

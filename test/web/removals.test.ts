@@ -7,7 +7,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { findAccount, grantCredits, listLedger } from '../../src/store/accounts-repository.ts';
 import { createApiKey } from '../../src/store/api-keys-repository.ts';
-import { DiskUploadStore } from '../../src/storage/upload-store.ts';
+import { DiskUploadStore, isUploadKey } from '../../src/storage/upload-store.ts';
 import { runWebMaintenance } from '../../src/web/web-maintenance.ts';
 import { fixtureImage, startImageServer, type ImageServer } from '../support/image-server.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
@@ -84,7 +84,7 @@ describe('removing a background in the web app (real model)', () => {
 
     // The upload is shown to its owner only; the task's image_url points at it.
     const source = await server.db.selectFrom('web_task_sources').selectAll().where('task_id', '=', taskId).executeTakeFirstOrThrow();
-    assert.ok(source.upload_key && DiskUploadStore.isKey(source.upload_key));
+    assert.ok(source.upload_key && isUploadKey(source.upload_key));
     assert.equal(Number(source.max_pixels), 250_000);
     const original = await client.get(`/app/uploads/${source.upload_key}`);
     assert.equal(original.response.status, 200);

@@ -1,17 +1,17 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import pino from 'pino';
 import { findAccount, listLedger } from '../../src/store/accounts-repository.ts';
-import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
+import { openResults } from '../../src/storage/open-results.ts';
 import { claimNextTask, completeTask, failTask } from '../../src/store/task-queue.ts';
 import { findTask } from '../../src/store/tasks-repository.ts';
 import { createWorker } from '../../src/worker/start-worker.ts';
 import type { Worker } from '../../src/worker/worker.ts';
 import { startImageServer, type ImageServer } from '../support/image-server.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+import { describeEachEngine } from '../support/engines.ts';
 
-describe('a worker that dies mid-task', () => {
+describeEachEngine('a worker that dies mid-task', (engine) => {
   let images: ImageServer;
   let server: TestServer;
   let worker: Worker;
@@ -20,8 +20,8 @@ describe('a worker that dies mid-task', () => {
   before(async () => {
     images = await startImageServer();
     // No in-process worker: the test plays the dead worker itself, then runs a real one step by step.
-    server = await startTestServer({ CUTOUT_MAX_ATTEMPTS: '3' });
-    worker = await createWorker(server.config, server.db, new DiskResultStore(path.join(server.dataDir, 'results')), pino({ level: 'silent' }));
+    server = await startTestServer({ CUTOUT_MAX_ATTEMPTS: '3' }, { engine });
+    worker = await createWorker(server.config, server.db, openResults(server.config), pino({ level: 'silent' }));
   });
   after(async () => {
     await server.close();

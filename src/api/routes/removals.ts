@@ -46,7 +46,7 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           request.log.info({ taskId: task.id, accountId: account.id }, 'task created');
           ctx.onTaskCreated();
         }
-        return reply.code(202).send(toBgRemoval(task, ctx.signer));
+        return reply.code(202).send(await toBgRemoval(task, ctx.links));
       },
     );
 
@@ -70,7 +70,7 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const account = requireAccount(request);
         const task = await findTaskForAccount(ctx.db, request.params.task_id, account.id);
         if (!task) throw new ApiError('task_not_found', `No task ${request.params.task_id} for this account.`);
-        return toBgRemoval(task, ctx.signer);
+        return toBgRemoval(task, ctx.links);
       },
     );
   };

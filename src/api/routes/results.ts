@@ -31,7 +31,7 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const check = ctx.signer.verify(key, request.query.expires, request.query.signature);
         if (check === 'invalid') throw new ApiError('result_url_invalid', 'The result URL signature is missing or does not match.');
         if (check === 'expired') throw new ApiError('result_url_expired', 'The result URL has expired; GET the task again for a fresh URL.');
-        const file = await ctx.results.open(key);
+        const file = await ctx.downloads?.open(key);
         if (!file) throw new ApiError('result_not_found', 'The result no longer exists; results are deleted after the retention period.');
         const extension = key.split('.').pop() ?? '';
         const secondsLeft = Math.max(0, Number(request.query.expires) - Math.floor(Date.now() / 1000));

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { autoIncrementId } from './portable.ts';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -53,7 +54,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('credit_ledger')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .$call(autoIncrementId(db))
     .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
     .addColumn('task_id', 'text')
     .addColumn('kind', 'text', (c) => c.notNull())

@@ -1,6 +1,5 @@
 import type { Account } from '../../store/accounts-repository.ts';
 import type { HistoryEntry } from '../../store/web-tasks-repository.ts';
-import type { ResultUrlSigner } from '../../storage/signed-url.ts';
 import { formatDate, html } from '../html.ts';
 import { renderPage } from '../layout.ts';
 
@@ -11,7 +10,7 @@ function cost(entry: HistoryEntry): string {
   return `${task.credits} held`;
 }
 
-export function historyPage(state: { account: Account; csrf: string; entries: HistoryEntry[]; signer: ResultUrlSigner }): string {
+export function historyPage(state: { account: Account; csrf: string; entries: HistoryEntry[]; downloads: Map<string, string> }): string {
   return renderPage({
     title: 'History',
     session: { account: state.account, csrf: state.csrf, section: 'history' },
@@ -23,7 +22,8 @@ export function historyPage(state: { account: Account; csrf: string; entries: Hi
             <thead><tr><th scope="col">Result</th><th scope="col">Task</th><th scope="col">Created</th><th scope="col">From</th><th scope="col">Status</th><th scope="col">Cost</th><th scope="col">Download</th></tr></thead>
             <tbody>
             ${state.entries.map(({ task, origin }) => {
-              const retained = task.status === 'succeeded' && task.result_key !== null && task.result_deleted_at === null;
+              const download = state.downloads.get(task.id);
+              const retained = download !== undefined;
               return html`<tr data-testid="history-row" data-task-id="${task.id}">
                 <td data-label="Result" class="thumb-cell">${retained
                   ? html`<img class="thumb" src="/app/tasks/${task.id}/thumbnail" width="64" height="64" alt="Thumbnail of ${task.id}" loading="lazy">`
@@ -33,8 +33,8 @@ export function historyPage(state: { account: Account; csrf: string; entries: Hi
                 <td data-label="From">${origin === 'web' ? 'Web' : 'API'}</td>
                 <td data-label="Status"><span class="badge ${task.status}">${task.status}</span></td>
                 <td data-label="Cost">${cost({ task, origin })}</td>
-                <td data-label="Download">${retained && task.result_key
-                  ? html`<a href="${state.signer.sign(task.result_key).url}" download="cutout-${task.id}.${task.output_format}">${task.output_format.toUpperCase()}</a>`
+                <td data-label="Download">${download
+                  ? html`<a href="${download}" download="cutout-${task.id}.${task.output_format}">${task.output_format.toUpperCase()}</a>`
                   : task.status === 'succeeded' ? 'deleted' : '—'}</td>
               </tr>`;
             })}

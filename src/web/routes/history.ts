@@ -11,7 +11,11 @@ export function historyRoutes(ctx: WebContext) {
     app.get('/app/history', { preHandler: requireSignIn }, async (request, reply) => {
       const account = signedInAccount(request);
       const entries = await listRecentTasks(ctx.db, account.id, historyLength);
-      return reply.type('text/html').send(historyPage({ account, csrf: reply.generateCsrf(), entries, signer: ctx.signer }));
+      const downloads = new Map<string, string>();
+      for (const { task } of entries) {
+        if (task.status === 'succeeded' && task.result_key && task.result_deleted_at === null) downloads.set(task.id, (await ctx.links.link(task.result_key)).url);
+      }
+      return reply.type('text/html').send(historyPage({ account, csrf: reply.generateCsrf(), entries, downloads }));
     });
   };
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ApiError, TaskError } from '../../domain/errors.ts';
 import { imageUrlSchema, outputFormats, precisions, subjects, type RemovalInput } from '../../domain/removal-request.ts';
 import { findAccount, type Account } from '../../store/accounts-repository.ts';
-import { DiskUploadStore } from '../../storage/upload-store.ts';
+import { newUploadKey } from '../../storage/upload-store.ts';
 import { createTask, findTaskForAccount } from '../../store/tasks-repository.ts';
 import { countQueuedAhead, findTaskSource, recordTaskSource } from '../../store/web-tasks-repository.ts';
 import { readHeader } from '../../vision/decode.ts';
@@ -65,7 +65,7 @@ export function removalRoutes(ctx: WebContext) {
           if (err instanceof TaskError) return showForm(reply, account, 400, `That file cannot be used: ${err.message}`);
           throw err;
         }
-        uploadKey = DiskUploadStore.newKey();
+        uploadKey = newUploadKey();
         await ctx.uploads.put(uploadKey, form.file);
         // The v1 API shows this as the task's input.image_url: the uploaded original, viewable by its owner when signed in.
         imageUrl = `${ctx.config.publicUrl ?? `${request.protocol}://${request.host}`}/app/uploads/${uploadKey}`;
@@ -101,7 +101,7 @@ export function removalRoutes(ctx: WebContext) {
       const { id } = z.object({ id: z.string() }).parse(request.params);
       const task = await ownTask(account.id, id);
       if (!task) return sendNotFound(reply);
-      const status = webTaskStatus(task, await countQueuedAhead(ctx.db, task), ctx.signer);
+      const status = await webTaskStatus(task, await countQueuedAhead(ctx.db, task), ctx.links);
       const preview = (await findTaskSource(ctx.db, task.id))?.maxPixels != null;
       return reply.type('text/html').send(taskPage({ account, csrf: reply.generateCsrf(), task, status, preview }));
     });
@@ -113,7 +113,7 @@ export function removalRoutes(ctx: WebContext) {
       if (!task) return reply.code(404).send({ error: { code: 'task_not_found', message: `No task ${id} for this account.` } });
       const fresh = await findAccount(ctx.db, account.id);
       const balanceLabel = plural(fresh?.creditsAvailable ?? 0, 'credit');
-      return reply.header('Cache-Control', 'no-store').send({ ...webTaskStatus(task, await countQueuedAhead(ctx.db, task), ctx.signer), balanceLabel });
+      return reply.header('Cache-Control', 'no-store').send({ ...(await webTaskStatus(task, await countQueuedAhead(ctx.db, task), ctx.links)), balanceLabel });
     });
   };
 }

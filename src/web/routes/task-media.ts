@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
 import { z } from 'zod';
-import { DiskUploadStore } from '../../storage/upload-store.ts';
+import { isUploadKey } from '../../storage/upload-store.ts';
 import { findTaskForAccount } from '../../store/tasks-repository.ts';
 import { uploadBelongsTo } from '../../store/web-tasks-repository.ts';
 import type { WebContext } from '../context.ts';
@@ -19,7 +19,7 @@ export function taskMediaRoutes(ctx: WebContext) {
     app.get('/app/uploads/:key', async (request, reply) => {
       const account = signedInAccount(request);
       const { key } = z.object({ key: z.string() }).parse(request.params);
-      if (!DiskUploadStore.isKey(key) || !(await uploadBelongsTo(ctx.db, key, account.id))) return sendNotFound(reply);
+      if (!isUploadKey(key) || !(await uploadBelongsTo(ctx.db, key, account.id))) return sendNotFound(reply);
       const data = await ctx.uploads.read(key);
       if (!data) return sendNotFound(reply);
       // Re-encoded upright as WebP, so every browser can show what was uploaded (TIFF, HEIF…).
@@ -36,7 +36,9 @@ export function taskMediaRoutes(ctx: WebContext) {
       const { id } = z.object({ id: z.string() }).parse(request.params);
       const task = await findTaskForAccount(ctx.db, id, account.id);
       if (!task?.result_key || task.result_deleted_at !== null) return sendNotFound(reply);
-      const file = await ctx.results.open(task.result_key);
+      // Results in a bucket are not read back through this process: the browser scales the full image.
+      if (!ctx.downloads) return reply.redirect((await ctx.links.link(task.result_key)).url);
+      const file = await ctx.downloads.open(task.result_key);
       if (!file) return sendNotFound(reply);
       const chunks: Buffer[] = [];
       for await (const chunk of file.stream) chunks.push(chunk as Buffer);

@@ -1,0 +1,41 @@
+// Liveness, readiness and metrics, served by API processes and by the worker's small port alike.
+// Not part of the v1 interface, so hidden from the OpenAPI description.
+import type { FastifyInstance } from 'fastify';
+import type { Metrics } from '../../metrics.ts';
+
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<void>;
+}
+
+export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, checks: ReadinessCheck[]): void {
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+    const results = await Promise.all(
+      checks.map(async ({ name, check }) => {
+        try {
+          await check();
+          return [name, 'ok'] as const;
+        } catch (err) {
+          request.log.warn({ err, check: name }, 'readiness check failed');
+          return [name, 'failing'] as const;
+        }
+      }),
+    );
+    const ready = results.every(([, state]) => state === 'ok');
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
+  });
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    const body = await metrics.registry.metrics();
+    return reply.header('Content-Type', metrics.registry.contentType).send(body);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+}

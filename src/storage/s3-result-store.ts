@@ -1,0 +1,62 @@
+// Result blobs in an S3-compatible bucket (AWS S3, MinIO, …). Workers upload; clients download
+// straight from the bucket with a presigned GET URL, so no API process serves result bytes.
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Config } from '../config.ts';
+import { contentTypeOf, isResultKey, type ResultLink, type ResultLinks, type ResultStore } from './result-store.ts';
+
+// SigV4 presigned URLs cannot live longer than seven days.
+export const maxPresignSeconds = 7 * 24 * 3600;
+
+export class S3ResultStore implements ResultStore, ResultLinks {
+  /** Shared with the upload store, which keeps browser uploads in the same bucket. */
+  readonly client: S3Client;
+
+  constructor(
+    private readonly config: S3Config,
+    private readonly ttlSeconds: number,
+  ) {
+    if (ttlSeconds > maxPresignSeconds) throw new Error(`an S3 presigned URL lives at most ${maxPresignSeconds} s; CUTOUT_RESULT_URL_TTL_SECONDS is ${ttlSeconds}`);
+    this.client = new S3Client({
+      region: config.region,
+      endpoint: config.endpoint,
+      forcePathStyle: config.forcePathStyle,
+      credentials: config.credentials,
+      maxAttempts: 3,
+      // Checksums only where S3 requires them: many S3-compatible servers do not speak the
+      // chunked-trailer uploads that the SDK otherwise sends by default.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  private objectKey(key: string): string {
+    if (!isResultKey(key)) throw new Error(`invalid result key ${JSON.stringify(key)}`);
+    return `${this.config.prefix}${key}`;
+  }
+
+  async put(key: string, data: Buffer): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key), Body: data, ContentType: contentTypeOf(key), ContentLength: data.length }),
+    );
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) }));
+  }
+
+  async check(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.config.bucket }));
+  }
+
+  /** Presigning is local computation: no request reaches the bucket until the client downloads. */
+  async link(key: string, now = Date.now()): Promise<ResultLink> {
+    const command = new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) });
+    const url = await getSignedUrl(this.client, command, { expiresIn: this.ttlSeconds, signingDate: new Date(now) });
+    return { url, expiresAt: Math.floor(now / 1000) * 1000 + this.ttlSeconds * 1000 };
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}

@@ -1,0 +1,66 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import sharp from 'sharp';
+import { describeEachEngine } from '../support/engines.ts';
+import { startImageServer, type ImageServer } from '../support/image-server.ts';
+import { waitForFinal } from '../support/poll.ts';
+import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+
+const metricValue = (text: string, series: string): number => {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? Number.NaN : Number(line.slice(series.length + 1));
+};
+
+describeEachEngine('health, readiness and metrics', (engine) => {
+  let images: ImageServer;
+  let server: TestServer;
+
+  before(async () => {
+    const png = await sharp({ create: { width: 20, height: 12, channels: 3, background: { r: 10, g: 200, b: 10 } } }).png().toBuffer();
+    images = await startImageServer({ '/small.png': (res) => void res.writeHead(200, { 'content-type': 'image/png' }).end(png) });
+    server = await startTestServer({}, { engine });
+  });
+  after(async () => {
+    await server.close();
+    await images.close();
+  });
+
+  test('/healthz and /readyz answer without an API key; readiness names its checks', async () => {
+    assert.deepEqual(await (await server.request('/healthz')).json(), { status: 'ok' });
+    const ready = await server.request('/readyz');
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready', checks: { database: 'ok', storage: 'ok' } });
+  });
+
+  test('/metrics reports the queue depth by status and HTTP latency by route in Prometheus format', async () => {
+    const { key } = await server.account();
+    assert.equal((await server.request('/api/v1/bg/removals', { ...createBody({ image_url: `${images.url}/small.png` }), key })).status, 202);
+    const res = await server.request('/metrics');
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
+    const text = await res.text();
+    assert.equal(metricValue(text, 'cutout_tasks{status="queued"}'), 1);
+    assert.equal(metricValue(text, 'cutout_tasks{status="processing"}'), 0);
+    assert.equal(metricValue(text, 'cutout_http_request_duration_seconds_count{method="POST",route="/api/v1/bg/removals",status_code="202"}'), 1);
+  });
+
+  test('a worker run is counted: task duration, stage times, credits charged and failures by code', async () => {
+    const { key } = await server.account();
+    const ok = ((await (await server.request('/api/v1/bg/removals', { ...createBody({ image_url: `${images.url}/small.png` }), key })).json()) as { id: string }).id;
+    const bad = ((await (await server.request('/api/v1/bg/removals', { ...createBody({ image_url: `${images.url}/missing.png` }), key })).json()) as { id: string }).id;
+    const { createWorker } = await import('../../src/worker/start-worker.ts');
+    const { openResults } = await import('../../src/storage/open-results.ts');
+    const pino = (await import('pino')).default;
+    const worker = await createWorker(server.config, server.db, openResults(server.config), pino({ level: 'silent' }), server.metrics);
+    // Three queued tasks (one from the previous test): run them one by one.
+    while (await worker.runOnce());
+    assert.equal((await waitForFinal(server, key, ok)).task.status, 'succeeded');
+    assert.equal((await waitForFinal(server, key, bad)).task.status, 'failed');
+    const text = await (await server.request('/metrics')).text();
+    assert.equal(metricValue(text, 'cutout_credits_charged_total'), 2);
+    assert.equal(metricValue(text, 'cutout_task_failures_total{code="image_download_failed"}'), 1);
+    assert.equal(metricValue(text, 'cutout_task_duration_seconds_count{outcome="succeeded"}'), 2);
+    assert.equal(metricValue(text, 'cutout_task_stage_seconds_count{stage="remove"}'), 2);
+    assert.equal(metricValue(text, 'cutout_task_stage_seconds_count{stage="store"}'), 2);
+    assert.equal(metricValue(text, 'cutout_tasks{status="queued"}'), 0);
+  });
+});

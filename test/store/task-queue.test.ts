@@ -1,0 +1,127 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createAccount, findAccount, listLedger } from '../../src/store/accounts-repository.ts';
+import { openDatabase, type Db } from '../../src/store/database.ts';
+import { claimNextTask, completeTask, extendLease, failTask, releaseTask } from '../../src/store/task-queue.ts';
+import { createTask, findTask } from '../../src/store/tasks-repository.ts';
+import { createTestDatabase, describeEachEngine, openTestStore } from '../support/engines.ts';
+
+const execFileAsync = promisify(execFile);
+const lease = { leaseMs: 60_000, maxAttempts: 3 };
+const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
+
+async function queueTasks(db: Db, count: number): Promise<{ accountId: string; ids: string[] }> {
+  const account = await createAccount(db, { email: `queue-${Date.now()}-${Math.random()}@example.test`, plan: 'paid', credits: count });
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    ids.push((await createTask(db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: count }, Date.now() + i)).task.id);
+  }
+  return { accountId: account.id, ids };
+}
+
+describeEachEngine('the task queue', (engine) => {
+  let store: Awaited<ReturnType<typeof openTestStore>>;
+  before(async () => {
+    store = await openTestStore(engine);
+  });
+  after(() => store.close());
+
+  test('16 concurrent claimers take 64 tasks: each task is claimed by exactly one, none is lost', async () => {
+    const { accountId, ids } = await queueTasks(store.db, 64);
+    const claimedBy = new Map<string, number>();
+    const claimer = async (n: number): Promise<void> => {
+      for (;;) {
+        const claimed = await claimNextTask(store.db, lease);
+        if (!claimed) return;
+        assert.ok(!claimedBy.has(claimed.task.id), `task ${claimed.task.id} claimed twice`);
+        claimedBy.set(claimed.task.id, n);
+        assert.ok(await completeTask(store.db, claimed.task.id, claimed.leaseToken, { key: `${claimed.task.id}.png`, width: 1, height: 1 }));
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, (_, n) => claimer(n)));
+    assert.deepEqual([...claimedBy.keys()].sort(), [...ids].sort());
+    const charges = (await listLedger(store.db, accountId)).filter((e) => e.kind === 'charge');
+    assert.equal(charges.length, 64);
+    const account = await findAccount(store.db, accountId);
+    assert.equal(account?.creditsAvailable, 0);
+    assert.equal(account?.creditsReserved, 0);
+    if (engine === 'postgres') assert.ok(new Set(claimedBy.values()).size > 1, 'the claims were spread over several claimers');
+  });
+
+  test('only the holder of the current attempt can extend, finish, fail or release it', async () => {
+    const { ids } = await queueTasks(store.db, 1);
+    const first = await claimNextTask(store.db, lease);
+    assert.ok(first);
+    assert.equal(first.task.id, ids[0]);
+    await store.db.updateTable('tasks').set({ lease_expires_at: Date.now() - 1 }).where('id', '=', first.task.id).execute();
+    const second = await claimNextTask(store.db, lease);
+    assert.ok(second);
+    assert.equal(second.task.id, first.task.id);
+    assert.notEqual(second.leaseToken, first.leaseToken);
+    assert.equal(await extendLease(store.db, first.task.id, first.leaseToken, 60_000), false);
+    assert.equal(await releaseTask(store.db, first.task.id, first.leaseToken), false);
+    assert.equal(await failTask(store.db, first.task.id, first.leaseToken, { code: 'processing_failed', message: 'late' }), false);
+    assert.equal(await completeTask(store.db, first.task.id, first.leaseToken, { key: 'bgr_late.png', width: 9, height: 9 }), false);
+    assert.equal(await extendLease(store.db, second.task.id, second.leaseToken, 60_000), true);
+    assert.equal(await completeTask(store.db, second.task.id, second.leaseToken, { key: `${second.task.id}.png`, width: 2, height: 2 }), true);
+    assert.equal((await findTask(store.db, second.task.id))?.result_width, 2);
+  });
+
+  test('a late finish racing a takeover never settles the task twice', async () => {
+    const { accountId, ids } = await queueTasks(store.db, 20);
+    const held = [];
+    for (let i = 0; i < ids.length; i++) held.push(await claimNextTask(store.db, lease));
+    await store.db.updateTable('tasks').set({ lease_expires_at: Date.now() - 1 }).where('id', 'in', ids).execute();
+    // The stalled holders finish at the very moment new claimers take the tasks over.
+    const late = held.map((c) => (c ? completeTask(store.db, c.task.id, c.leaseToken, { key: `${c.task.id}.png`, width: 1, height: 1 }) : false));
+    const takeovers = Array.from({ length: 20 }, () => claimNextTask(store.db, lease));
+    const [lateResults, claims] = await Promise.all([Promise.all(late), Promise.all(takeovers)]);
+    for (const claim of claims) {
+      if (claim) await completeTask(store.db, claim.task.id, claim.leaseToken, { key: `${claim.task.id}.png`, width: 2, height: 2 });
+    }
+    const won = lateResults.filter(Boolean).length + claims.filter(Boolean).length;
+    assert.equal(won, 20, 'every task was finished by exactly one of its attempts');
+    const kinds = (await listLedger(store.db, accountId)).filter((e) => e.taskId !== null).map((e) => e.kind);
+    assert.equal(kinds.filter((k) => k === 'charge').length, 20);
+    assert.equal((await findAccount(store.db, accountId))?.creditsReserved, 0);
+  });
+
+  test('a released task is queued again without spending an attempt', async () => {
+    const { ids } = await queueTasks(store.db, 1);
+    const claimed = await claimNextTask(store.db, lease);
+    assert.ok(claimed);
+    assert.equal(claimed.task.id, ids[0]);
+    assert.equal(await releaseTask(store.db, claimed.task.id, claimed.leaseToken), true);
+    const task = await findTask(store.db, claimed.task.id);
+    assert.equal(task?.status, 'queued');
+    assert.equal(task?.attempts, 0);
+    const again = await claimNextTask(store.db, lease);
+    assert.equal(again?.task.attempts, 1);
+  });
+});
+
+describeEachEngine('migrations', (engine) => {
+  test('six processes starting at once on an empty database apply each migration exactly once', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-migrate-'));
+    const database = engine === 'postgres' ? await createTestDatabase() : undefined;
+    try {
+      const child = path.join(import.meta.dirname, '../support/open-store-child.ts');
+      const runs = await Promise.all(
+        Array.from({ length: 6 }, () => execFileAsync(process.execPath, ['--import', 'tsx', child, dataDir, database?.url ?? ''], { cwd: path.join(import.meta.dirname, '../..') })),
+      );
+      assert.equal(runs.length, 6);
+      const db = await openDatabase({ dataDir, databaseUrl: database?.url, poolSize: 1 });
+      const applied = await db.selectFrom('kysely_migration' as never).selectAll().execute();
+      await db.destroy();
+      assert.equal(applied.length, 1);
+    } finally {
+      await database?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

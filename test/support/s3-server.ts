@@ -1,0 +1,36 @@
+// An S3-compatible server (s3rver) on an ephemeral loopback port, with one bucket. It checks
+// SigV4 signatures, presigned query signatures and their expiry like S3 does.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import S3rver from 's3rver';
+
+export interface S3Server {
+  endpoint: string;
+  bucket: string;
+  /** The environment that points the service at this bucket (s3rver's fixed test credentials). */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startS3Server(bucket = 'cutout-results'): Promise<S3Server> {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-s3-'));
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
+  const address = await server.run();
+  const endpoint = `http://127.0.0.1:${address.port}`;
+  return {
+    endpoint,
+    bucket,
+    env: {
+      CUTOUT_S3_BUCKET: bucket,
+      CUTOUT_S3_ENDPOINT: endpoint,
+      CUTOUT_S3_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    },
+    async close() {
+      await server.close();
+      fs.rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
