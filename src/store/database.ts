@@ -59,9 +59,12 @@ const types = {
 
 function openPostgres(url: string, max: number): Db {
   const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000 });
-  // A connection the server dropped (restart, pg_terminate_backend) surfaces here while idle; the
-  // pool replaces it on the next checkout, so it is not a reason to crash the process.
+  // A connection the server drops (restart, failover, pg_terminate_backend) emits an error event:
+  // on the pool while idle, on the client while checked out between two queries. Unhandled, either
+  // would crash the process; the next query on that client fails instead, and the pool discards
+  // the dead client and opens a fresh one (test/e2e/multi-process.test.ts cuts connections).
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

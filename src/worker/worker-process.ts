@@ -28,7 +28,7 @@ export async function startWorkerProcess(config: Config, options: { logger?: Log
   const metrics = new Metrics(db);
   let modelLoaded = false;
 
-  const health = Fastify({ loggerInstance: logger as FastifyBaseLogger, disableRequestLogging: true });
+  const health = Fastify({ loggerInstance: logger as FastifyBaseLogger });
   registerHealthRoutes(health, metrics, [
     { name: 'database', check: () => pingDatabase(db) },
     { name: 'storage', check: () => results.store.check() },

@@ -144,10 +144,10 @@ export class Worker {
       );
     }, Math.max(1000, Math.floor(leaseMs / 3)));
     const started = Date.now();
-    // A database outage while a task ends should not waste its work: the ending is retried until
-    // the lease would have expired anyway.
+    // A database outage while a task ends should not waste its work: the ending is retried for as
+    // long as a lease lasts (the heartbeat keeps running meanwhile).
     const persist = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
-      retryUntil(fn, started + leaseMs, (err) => log.warn({ err }, `${what} failed; retrying`));
+      retryUntil(fn, Date.now() + leaseMs, (err) => log.warn({ err }, `${what} failed; retrying`));
     try {
       let outcome: { ok: true; result: TaskResult } | { ok: false; error: TaskError };
       try {

@@ -9,9 +9,11 @@ export interface ReadinessCheck {
 }
 
 export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, checks: ReadinessCheck[]): void {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // Probes and scrapes come every few seconds: their request lines would drown the log.
+  const quiet = { schema: { hide: true }, logLevel: 'warn' } as const;
+  app.get('/healthz', quiet, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/readyz', quiet, async (request, reply) => {
     const results = await Promise.all(
       checks.map(async ({ name, check }) => {
         try {
@@ -27,7 +29,7 @@ export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, che
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', quiet, async (_request, reply) => {
     const body = await metrics.registry.metrics();
     return reply.header('Content-Type', metrics.registry.contentType).send(body);
   });
