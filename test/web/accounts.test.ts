@@ -1,12 +1,13 @@
 // Accounts over HTTP: sign-up, cookies, CSRF on every form, session expiry, sign-in throttling.
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findAccount } from '../../src/store/accounts-repository.ts';
 import { json, runCli } from '../support/cli.ts';
+import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
 
-describe('web accounts', () => {
+describeEachEngine('web accounts', (engine) => {
   let server: TestServer;
 
   before(async () => {
@@ -15,7 +16,7 @@ describe('web accounts', () => {
       CUTOUT_WEB_SESSION_HOURS: '2',
       CUTOUT_WEB_SIGN_IN_MAX_FAILURES: '3',
       CUTOUT_FETCH_MAX_BYTES: String(64 * 1024),
-    });
+    }, { engine });
   });
   after(async () => server.close());
 
@@ -58,7 +59,7 @@ describe('web accounts', () => {
   });
 
   test('cookies are Secure when the public URL is https', async () => {
-    const secure = await startTestServer({ CUTOUT_PUBLIC_URL: 'https://cutout.example.test' });
+    const secure = await startTestServer({ CUTOUT_PUBLIC_URL: 'https://cutout.example.test' }, { engine });
     try {
       // The public URL names a proxy in front; the test talks to the bound loopback port itself.
       const address = secure.app.server.address();
@@ -201,7 +202,7 @@ describe('web accounts', () => {
     const email = uniqueEmail();
     await client.signUp(email, goodPassword);
     const id = await accountIdOf(email);
-    const env = { CUTOUT_DATA_DIR: server.dataDir };
+    const env = { CUTOUT_DATA_DIR: server.dataDir, ...(server.config.databaseUrl ? { DATABASE_URL: server.config.databaseUrl } : {}) };
     const shown = json(await runCli(['accounts', 'show', id, '--json'], env));
     assert.deepEqual([shown.email, shown.plan, shown.api_access, shown.credits], [email, 'free', false, 4]);
     json(await runCli(['credits', 'grant', '--account', id, '--amount', '20', '--purchase', '--json'], env));
