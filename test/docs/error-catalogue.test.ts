@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { envSchema } from '../../src/config.ts';
+import { envSchema, loadConfig } from '../../src/config.ts';
 import { apiDescription } from '../../src/api/openapi-info.ts';
 import { apiErrors, taskErrors } from '../../src/domain/errors.ts';
 
