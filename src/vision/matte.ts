@@ -3,7 +3,7 @@
 import sharp from 'sharp';
 import type { DecodedImage } from './decode.ts';
 import { colourFields, type ColourFields } from './foreground.ts';
-import { applyAtFullSize, applyAtWorkingSize, guidedCoefficients, type GuidedCoefficients, type GuidePlanes } from './guided-filter.ts';
+import { applyAtFullSize, applyAtWorkingSize, guidedCoefficients, type GuidePlanes } from './guided-filter.ts';
 import { modelSize, type Segmenter } from './model.ts';
 import { resample } from './planes.ts';
 import { mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
@@ -43,14 +43,13 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
     return sum;
   });
   const { alpha, workingAlpha } = await stage('refine', async () => {
-    const coefficients: GuidedCoefficients = recipe.refine
-      ? guidedCoefficients(guide, mask, width, height, Math.max(1, Math.round(recipe.refine.radius * Math.max(width, height))), recipe.refine.epsilon)
-      : { a: [new Float32Array(mask.length), new Float32Array(mask.length), new Float32Array(mask.length)], b: mask, width, height };
     const curve = alphaCurve(recipe.contrast);
-    const full = applyAtFullSize(coefficients, image.pixels, image.channels, image.width, image.height, curve);
+    if (!recipe.refine) return plainUpsampling(mask, width, height, image, curve);
+    const radius = Math.max(1, Math.round(recipe.refine.radius * Math.max(width, height)));
+    const coefficients = guidedCoefficients(guide, mask, width, height, radius, recipe.refine.epsilon);
     const working = applyAtWorkingSize(coefficients, guide);
     for (let i = 0; i < working.length; i++) working[i] = curve[Math.round(working[i]! * 1024)]! / 255;
-    return { alpha: full, workingAlpha: working };
+    return { alpha: applyAtFullSize(coefficients, image.pixels, image.channels, image.width, image.height, curve), workingAlpha: working };
   });
   const colours = recipe.decontaminate
     ? await stage('foreground', async () => {
@@ -59,6 +58,22 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
       })
     : null;
   return { alpha, colours };
+}
+
+/** Without refinement: the mask through the curve, bilinearly resized to full size by sharp. */
+async function plainUpsampling(mask: Float32Array, width: number, height: number, image: DecodedImage, curve: Uint8Array) {
+  const working = new Float32Array(mask.length);
+  const bytes = new Uint8Array(mask.length);
+  for (let i = 0; i < mask.length; i++) {
+    bytes[i] = curve[Math.round(Math.min(1, Math.max(0, mask[i]!)) * 1024)]!;
+    working[i] = bytes[i]! / 255;
+  }
+  const alpha = await sharp(bytes, { raw: { width, height, channels: 1 } })
+    .resize(image.width, image.height, { fit: 'fill', kernel: 'linear' })
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
+  return { alpha: new Uint8Array(alpha.buffer, alpha.byteOffset, alpha.length), workingAlpha: working };
 }
 
 /** The photo at the working size as colour planes in [0, 1], a transparent source seen over grey as the model sees it. */

@@ -1,7 +1,7 @@
 // The pipeline's own logic with stand-in segmenters: fast, and exact where the model is not.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { TaskError } from '../../src/domain/errors.ts';
 import { modelSize, type Segmenter } from '../../src/vision/model.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
@@ -55,6 +55,35 @@ describe('removeBackground pipeline', () => {
     const high = await decodeCutout((await removeBackground(segmenter, input, { ...defaults, precision: 'high' })).data);
     assert.equal(segmenter.calls, 3);
     assert.ok(high.alpha.equals(standard.alpha));
+  });
+
+  // What each EXIF orientation asks a viewer to do, undone step by step: the stored pixels that display upright.
+  type Step = (image: Sharp) => Sharp;
+  const flop: Step = (image) => image.flop();
+  const turn = (angle: number): Step => (image) => image.rotate(angle);
+  const stored: Record<number, Step[]> = {
+    1: [],
+    2: [flop],
+    3: [turn(180)],
+    4: [(image) => image.flip()],
+    5: [turn(90), flop],
+    6: [turn(270)],
+    7: [turn(270), flop],
+    8: [turn(90)],
+  };
+  it('applies every EXIF orientation (1–8): the cutout is upright and masked like the upright photo', async () => {
+    const upright = await gradientPng(300, 120);
+    const reference = await decodeCutout((await removeBackground(redChannelSegmenter(), upright, defaults)).data);
+    for (const [orientation, steps] of Object.entries(stored)) {
+      let turned = upright;
+      for (const step of steps) turned = await step(sharp(turned)).png().toBuffer();
+      const jpeg = await sharp(turned).jpeg({ quality: 100 }).withMetadata({ orientation: Number(orientation) }).toBuffer();
+      const cutout = await decodeCutout((await removeBackground(redChannelSegmenter(), jpeg, defaults)).data);
+      assert.deepEqual([cutout.width, cutout.height], [300, 120], `orientation ${orientation}`);
+      let difference = 0;
+      for (let i = 0; i < cutout.alpha.length; i++) difference += Math.abs(cutout.alpha[i]! - reference.alpha[i]!);
+      assert.ok(difference / cutout.alpha.length < 3, `orientation ${orientation}: mean alpha difference ${(difference / cutout.alpha.length).toFixed(1)}`);
+    }
   });
 
   for (const holeAlpha of [false, true]) {
