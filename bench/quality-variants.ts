@@ -32,6 +32,21 @@ export const experiments: Record<string, Variant> = {
   'high-pad': tweak('high-pad', 'auto', 'high', { passes: [stretch, pad] }),
   'high-4': tweak('high-4', 'auto', 'high', { passes: [stretch, stretchFlip, pad, padFlip] }),
   'high-3': tweak('high-3', 'auto', 'high', { passes: [stretch, stretchFlip, padFlip] }),
+  'std-norefine-c2': tweak('std-norefine-c2', 'auto', 'standard', { refine: null, contrast: 2 }),
+  'high-flip-c2': tweak('high-flip-c2', 'auto', 'high', { passes: [stretch, stretchFlip], contrast: 2 }),
+  'high-flip-c3': tweak('high-flip-c3', 'auto', 'high', { passes: [stretch, stretchFlip], contrast: 3 }),
+  'high-zoom-c2': tweak('high-zoom-c2', 'auto', 'high', { passes: [stretch, { ...stretch, zoom: true }], contrast: 2 }),
+  'high-zoomflip-c2': tweak('high-zoomflip-c2', 'auto', 'high', { passes: [stretch, { ...stretchFlip, zoom: true }], contrast: 2 }),
+  'high-zoomflip-c3': tweak('high-zoomflip-c3', 'auto', 'high', { passes: [stretch, { ...stretchFlip, zoom: true }], contrast: 3 }),
+  'high-flip-c4': tweak('high-flip-c4', 'auto', 'high', { passes: [stretch, stretchFlip], contrast: 4 }),
+  'high-t0.4': tweak('high-t0.4', 'auto', 'high', { centre: 0.4 }),
+  'high-t0.6': tweak('high-t0.6', 'auto', 'high', { centre: 0.6 }),
+  'std-t0.4': tweak('std-t0.4', 'auto', 'standard', { centre: 0.4 }),
+  'std-t0.6': tweak('std-t0.6', 'auto', 'standard', { centre: 0.6 }),
+  'product-std-c2': tweak('product-std-c2', 'product', 'standard', { contrast: 2 }),
+  'product-high-c3': tweak('product-high-c3', 'product', 'high', { contrast: 3 }),
+  'hair-std-c2': tweak('hair-std-c2', 'hair', 'standard', { contrast: 2 }),
+  'hair-std-r0.005': tweak('hair-std-r0.005', 'hair', 'standard', { refine: { radius: 0.005, epsilon: 1e-3 } }),
 };
 
 for (const contrast of [1, 1.25, 1.5, 2, 3]) {
@@ -39,7 +54,7 @@ for (const contrast of [1, 1.25, 1.5, 2, 3]) {
 }
 for (const radius of [0.0025, 0.005, 0.01, 0.02]) {
   for (const epsilon of [1e-4, 1e-3, 1e-2, 1e-1]) {
-    const name = `std-r${radius}-e${epsilon}`;
-    experiments[name] = tweak(name, 'auto', 'standard', { refine: { radius, epsilon } });
+    const name = `std-c2-r${radius}-e${epsilon}`;
+    experiments[name] = tweak(name, 'auto', 'standard', { refine: { radius, epsilon }, contrast: 2 });
   }
 }

@@ -34,7 +34,7 @@ interface Entry {
 }
 
 /** Which fixture kinds each subject is meant for: its rows are averaged over those. */
-const subjectKinds: Record<Subject, string[]> = { auto: [], product: ['product'], portrait: ['portrait'], hair: ['hair', 'animal'] };
+const subjectKinds: Record<Subject, string[]> = { auto: [], product: ['product'], portrait: ['portrait'], hair: ['hair'] };
 
 const set = path.resolve(values.set);
 const manifestPath = path.join(set, 'manifest.json');
@@ -65,7 +65,7 @@ const diff = (s: Scores, b: Scores) =>
     const good = higherIsBetter[k] ? d > 0 : d < 0;
     return `${d >= 0 ? '+' : ''}${d.toFixed(k === 'sad' || k === 'halo' ? 2 : 4)}${Math.abs(d) < 1e-9 ? ' ' : good ? '✓' : '✗'}`.padStart(10);
   }).join('');
-const header = `${'variant'.padEnd(18)}  IoU    bIoU   MAE        SAD   halo%   |  Δ vs baseline: IoU bIoU MAE SAD halo`;
+const header = `${'variant'.padEnd(24)}IoU    bIoU   MAE        SAD   halo%   |  Δ vs baseline: IoU bIoU MAE SAD halo`;
 
 console.log(`quality benchmark on ${set}: ${entries.length} images; boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background`);
 for (const entry of entries) {
@@ -86,19 +86,19 @@ for (const entry of entries) {
   results.push({ entry, baseline, ours });
   sheet.push({ name: entry.name, image, gt, baseline: baselineRgba, ours: shown });
   console.log(`\n${entry.name} (${entry.kind}, ${entry.gt_type}, ${image.width}×${image.height})\n${header}`);
-  console.log(`${'baseline'.padEnd(18)}${fmt(baseline)}`);
-  for (const [label, s] of ours) console.log(`${label.padEnd(18)}${fmt(s)}  | ${diff(s, baseline)}`);
+  console.log(`${'baseline'.padEnd(24)}${fmt(baseline)}`);
+  for (const [label, s] of ours) console.log(`${label.padEnd(24)}${fmt(s)}  | ${diff(s, baseline)}`);
 }
 
 function summary(title: string, rows: typeof results, labels: string[]): void {
   if (rows.length === 0) return;
   const base = mean(rows.map((r) => r.baseline));
   console.log(`\n${title} (${rows.length} images: ${rows.map((r) => r.entry.name).join(' ')})\n${header}`);
-  console.log(`${'baseline'.padEnd(18)}${fmt(base)}`);
+  console.log(`${'baseline'.padEnd(24)}${fmt(base)}`);
   for (const label of labels) {
     const m = mean(rows.map((r) => r.ours.get(label)!));
     const maeCut = (100 * (base.mae - m.mae)) / base.mae;
-    console.log(`${label.padEnd(18)}${fmt(m)}  | ${diff(m, base)}   MAE −${maeCut.toFixed(1)}%`);
+    console.log(`${label.padEnd(24)}${fmt(m)}  | ${diff(m, base)}   MAE ${maeCut >= 0 ? "−" : "+"}${Math.abs(maeCut).toFixed(1)}%`);
   }
 }
 
@@ -112,6 +112,9 @@ for (const subject of subjects) {
   const rows = results.filter((r) => kinds.includes(r.entry.kind));
   if (rows.length === 0) console.log(`\nsubject ${subject}: no fixtures of kind ${kinds.join('/')} in this set`);
   summary(`subject ${subject} on kind ${kinds.join('/')}`, rows, labels.filter((l) => l.endsWith(`/${subject}`) || !l.includes('/')));
+}
+for (const kind of [...new Set(results.map((r) => r.entry.kind))].filter((k) => !Object.values(subjectKinds).flat().includes(k))) {
+  summary(`kind ${kind} (no subject for it: auto)`, results.filter((r) => r.entry.kind === kind), labels.filter((l) => !l.includes('/')));
 }
 console.log(`\nmodel passes run: ${segmenter.passes}`);
 

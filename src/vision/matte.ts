@@ -26,24 +26,41 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
   const width = Math.max(1, Math.round(image.width * scale));
   const height = Math.max(1, Math.round(image.height * scale));
   const { inputs, guide } = await stage('preprocess', async () => {
-    const geometries = [...new Set(recipe.passes.map((pass) => pass.geometry))];
+    const geometries = [...new Set(recipe.passes.filter((pass) => !pass.zoom).map((pass) => pass.geometry))];
     const made = await Promise.all(geometries.map((geometry) => toModelInput(image, geometry)));
     return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide: await guidePlanes(image, width, height) };
   });
   const mask = await stage('inference', async () => {
     const sum = new Float32Array(width * height);
+    const weight = new Float32Array(width * height);
     for (const pass of recipe.passes) {
-      const input = inputs.get(pass.geometry)!;
+      let input = inputs.get(pass.geometry);
+      if (pass.zoom) {
+        const box = subjectBox(sum, weight, width, height, image.width, image.height);
+        if (!box) continue;
+        input = await toModelInput(image, pass.geometry, box);
+      }
       const predicted = pass.mirrored
-        ? mirrorRows(await segmenter.predict(mirrorRows(input.tensor, modelSize)), modelSize)
-        : await segmenter.predict(input.tensor);
-      const mapped = resample({ data: predicted, width: modelSize, height: modelSize }, input.content, width, height);
-      for (let i = 0; i < sum.length; i++) sum[i]! += mapped[i]! / recipe.passes.length;
+        ? mirrorRows(await segmenter.predict(mirrorRows(input!.tensor, modelSize)), modelSize)
+        : await segmenter.predict(input!.tensor);
+      // Where the pass's region lies at the working size; the mask of what it saw is resampled onto it.
+      const left = Math.round(input!.region.left / (image.width / width));
+      const top = Math.round(input!.region.top / (image.height / height));
+      const w = Math.max(1, Math.min(width - left, Math.round(input!.region.width / (image.width / width))));
+      const h = Math.max(1, Math.min(height - top, Math.round(input!.region.height / (image.height / height))));
+      const mapped = resample({ data: predicted, width: modelSize, height: modelSize }, input!.content, w, h);
+      for (let y = 0; y < h; y++) {
+        for (let x = 0, o = (top + y) * width + left; x < w; x++, o++) {
+          sum[o]! += mapped[y * w + x]!;
+          weight[o]! += 1;
+        }
+      }
     }
+    for (let i = 0; i < sum.length; i++) sum[i] = weight[i]! > 0 ? sum[i]! / weight[i]! : 0;
     return sum;
   });
   const { alpha, workingAlpha } = await stage('refine', async () => {
-    const curve = alphaCurve(recipe.contrast);
+    const curve = alphaCurve(recipe.contrast, recipe.centre);
     if (!recipe.refine) return plainUpsampling(mask, width, height, image, curve);
     const radius = Math.max(1, Math.round(recipe.refine.radius * Math.max(width, height)));
     const coefficients = guidedCoefficients(guide, mask, width, height, radius, recipe.refine.epsilon);
@@ -58,6 +75,37 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
       })
     : null;
   return { alpha, colours };
+}
+
+/**
+ * The bounding box (in image pixels) of what the passes so far call foreground, with a margin of a
+ * tenth of its size, at least a quarter of the image's long side; null when nothing is foreground.
+ */
+function subjectBox(sum: Float32Array, weight: Float32Array, width: number, height: number, imageWidth: number, imageHeight: number) {
+  let x0 = width, y0 = height, x1 = -1, y1 = -1;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0, o = y * width; x < width; x++, o++) {
+      if (weight[o]! > 0 && sum[o]! / weight[o]! >= 0.5) {
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
+      }
+    }
+  }
+  if (x1 < 0) return null;
+  const side = Math.max(x1 - x0 + 1, y1 - y0 + 1);
+  const margin = Math.max(Math.round(side / 10), Math.ceil((Math.max(width, height) / 4 - side) / 2), 2);
+  const left = Math.max(0, x0 - margin), top = Math.max(0, y0 - margin);
+  const right = Math.min(width, x1 + 1 + margin), bottom = Math.min(height, y1 + 1 + margin);
+  const sx = imageWidth / width, sy = imageHeight / height;
+  const boxLeft = Math.min(imageWidth - 1, Math.floor(left * sx)), boxTop = Math.min(imageHeight - 1, Math.floor(top * sy));
+  return {
+    left: boxLeft,
+    top: boxTop,
+    width: Math.max(1, Math.min(imageWidth - boxLeft, Math.ceil((right - left) * sx))),
+    height: Math.max(1, Math.min(imageHeight - boxTop, Math.ceil((bottom - top) * sy))),
+  };
 }
 
 /** Without refinement: the mask through the curve, bilinearly resized to full size by sharp. */

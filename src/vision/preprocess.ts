@@ -18,14 +18,18 @@ export interface ContentRect {
 export interface ModelInput {
   tensor: Float32Array;
   content: ContentRect;
+  /** The part of the image (in its pixels) that the model saw. */
+  region: ContentRect;
 }
 
 /** Mid-grey: it normalises to zero input, the same as the model sees a transparent source. */
 const grey = { r: 128, g: 128, b: 128 };
 
-export async function toModelInput(image: DecodedImage, geometry: Geometry): Promise<ModelInput> {
-  const content = contentRect(image.width, image.height, geometry);
+/** The model's input for `region` of the image (all of it by default). */
+export async function toModelInput(image: DecodedImage, geometry: Geometry, region: ContentRect = { left: 0, top: 0, width: image.width, height: image.height }): Promise<ModelInput> {
+  const content = contentRect(region.width, region.height, geometry);
   const rgb = await sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } })
+    .extract(region)
     // A transparent source is shown to the model over grey rather than with whatever colours happen
     // to be stored under its transparent pixels.
     .flatten({ background: grey })
@@ -39,7 +43,7 @@ export async function toModelInput(image: DecodedImage, geometry: Geometry): Pro
     })
     .raw()
     .toBuffer();
-  return { tensor: rgbToTensor(rgb), content };
+  return { tensor: rgbToTensor(rgb), content, region };
 }
 
 export function contentRect(width: number, height: number, geometry: Geometry): ContentRect {

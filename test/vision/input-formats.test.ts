@@ -102,6 +102,22 @@ describe('input formats', () => {
     assert.deepEqual([result.width, result.height, cutout.width, cutout.height, cutout.channels], [16, 16, 16, 16, 4]);
   });
 
+  it('cuts out the subject of a 10:1 panorama', async () => {
+    // The fixture in the middle of a wide scene made by repeating its edge columns, the ground truth likewise.
+    const { width, height } = fixture('am-gt07');
+    const side = Math.ceil((10 * height - width) / 2);
+    const panorama = await sharp(fixturePhoto('am-gt07')).extend({ left: side, right: side, extendWith: 'copy' }).png().toBuffer();
+    const truth = await sharp(await groundTruth('am-gt07'), { raw: { width, height, channels: 1 } })
+      .extend({ left: side, right: side, extendWith: 'copy' })
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
+    const cutout = await decodeCutout((await removeBackground(segmenter, panorama, defaults)).data);
+    assert.deepEqual([cutout.width, cutout.height], [width + 2 * side, height]);
+    const score = iou(cutout.alpha, truth);
+    assert.ok(score >= 0.8, `IoU ${score.toFixed(3)} < 0.8`);
+  });
+
   it('cuts out the first frame of an animated GIF', async () => {
     const first = await sharp(fixturePhoto(name)).resize(200, 131, { fit: 'fill' }).png().toBuffer();
     const second = await sharp({ create: { width: 200, height: 131, channels: 3, background: '#2040ff' } }).png().toBuffer();
