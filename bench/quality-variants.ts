@@ -45,6 +45,13 @@ export const experiments: Record<string, Variant> = {
   'std-t0.6': tweak('std-t0.6', 'auto', 'standard', { centre: 0.6 }),
   'product-std-c2': tweak('product-std-c2', 'product', 'standard', { contrast: 2 }),
   'product-high-c3': tweak('product-high-c3', 'product', 'high', { contrast: 3 }),
+  'high-t0.45': tweak('high-t0.45', 'auto', 'high', { centre: 0.45 }),
+  'std-t0.45': tweak('std-t0.45', 'auto', 'standard', { centre: 0.45 }),
+  'product-std-t0.4': tweak('product-std-t0.4', 'product', 'standard', { centre: 0.4 }),
+  'product-high-t0.4': tweak('product-high-t0.4', 'product', 'high', { centre: 0.4 }),
+  'product-std-t0.45': tweak('product-std-t0.45', 'product', 'standard', { centre: 0.45 }),
+  'product-high-t0.45': tweak('product-high-t0.45', 'product', 'high', { centre: 0.45 }),
+  'hair-high-c1.5': tweak('hair-high-c1.5', 'hair', 'high', { contrast: 1.5 }),
   'hair-std-c2': tweak('hair-std-c2', 'hair', 'standard', { contrast: 2 }),
   'hair-std-r0.005': tweak('hair-std-r0.005', 'hair', 'standard', { refine: { radius: 0.005, epsilon: 1e-3 } }),
 };
