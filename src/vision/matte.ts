@@ -70,8 +70,12 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
   });
   const colours = recipe.decontaminate
     ? await stage('foreground', async () => {
-        const long = Math.max(width, height);
-        return colourFields(guide, workingAlpha, width, height, Math.max(1, Math.round(long * 0.06)), Math.max(1, Math.round(long * 0.006)));
+        // The colour fields are wide blurs, so half the working size loses nothing and costs a quarter.
+        const w = Math.max(1, Math.round(width / 2)), h = Math.max(1, Math.round(height / 2));
+        const whole = { left: 0, top: 0, width, height };
+        const half = (plane: Float32Array) => resample({ data: plane, width, height }, whole, w, h);
+        const long = Math.max(w, h);
+        return colourFields([half(guide[0]), half(guide[1]), half(guide[2])], half(workingAlpha), w, h, Math.max(1, Math.round(long * 0.06)), Math.max(1, Math.round(long * 0.006)));
       })
     : null;
   return { alpha, colours };
