@@ -1,34 +1,41 @@
-// Turns the model's mask into the cutout's alpha channel at the source's full size.
-import sharp from 'sharp';
+// Assembles the cutout's RGBA pixels at the source's full size from the photo and the matte.
 import type { DecodedImage } from './decode.ts';
-import { modelSize } from './model.ts';
+import { decontaminator } from './foreground.ts';
+import type { Matte } from './matte.ts';
 
-/** Raw RGBA pixels of the cutout, the source's size: its colours, the mask (times any alpha it had) as alpha. */
-export async function composeCutout(image: DecodedImage, mask: Float32Array): Promise<Buffer> {
-  const { width, height } = image;
-  const single = { raw: { width, height, channels: 1 as const } };
-  const alpha = await sharp(maskToBytes(mask), { raw: { width: modelSize, height: modelSize, channels: 1 } })
-    .resize(width, height, { fit: 'fill', kernel: 'linear' })
-    .toColourspace('b-w')
-    .raw()
-    .toBuffer();
-  const source = sharp(image.pixels, { raw: { width, height, channels: image.channels } });
-  // Colours under fully transparent pixels are zeroed in both branches: kept, they would carry the
-  // whole removed background inside the file (and made a PNG 5–8× larger in our measurements).
-  if (image.channels === 3) {
-    const visible = await sharp(alpha, single).threshold(1).toColourspace('b-w').raw().toBuffer();
-    return source.boolean(visible, 'and', single).joinChannel(alpha, single).raw().toBuffer();
+/**
+ * Raw RGBA pixels of the cutout: the matte's alpha (times any alpha the source had, so what was
+ * transparent stays transparent) and the photo's colours, re-estimated where the alpha is partial.
+ */
+export function composeCutout(image: DecodedImage, matte: Matte): Buffer {
+  const { width, height, channels, pixels } = image;
+  const out = Buffer.alloc(width * height * 4);
+  const fix = matte.colours ? decontaminator(matte.colours, width, height) : null;
+  const colour = new Float64Array(3);
+  for (let y = 0, o = 0; y < height; y++) {
+    for (let x = 0; x < width; x++, o++) {
+      const ours = matte.alpha[o]!;
+      const alpha = channels === 4 ? Math.round((ours * pixels[o * 4 + 3]!) / 255) : ours;
+      // Colours under fully transparent pixels stay zero: kept, they would carry the whole removed
+      // background inside the file (and made a PNG 5–8× larger in our measurements).
+      if (alpha === 0) continue;
+      const p = o * channels;
+      const q = o * 4;
+      if (fix && ours < 255) {
+        colour[0] = pixels[p]!;
+        colour[1] = pixels[p + 1]!;
+        colour[2] = pixels[p + 2]!;
+        fix(x, y, ours / 255, colour);
+        out[q] = Math.round(colour[0]);
+        out[q + 1] = Math.round(colour[1]);
+        out[q + 2] = Math.round(colour[2]);
+      } else {
+        out[q] = pixels[p]!;
+        out[q + 1] = pixels[p + 1]!;
+        out[q + 2] = pixels[p + 2]!;
+      }
+      out[q + 3] = alpha;
+    }
   }
-  // The source has its own transparency: multiply, so what was transparent stays transparent.
-  // `dest-in` scales the source's alpha by the overlay's (grey + alpha = mask) and keeps its colour where
-  // any alpha remains.
-  const overlay = await sharp(alpha, single).joinChannel(alpha, single).raw().toBuffer();
-  return source.composite([{ input: overlay, raw: { width, height, channels: 2 }, blend: 'dest-in' }]).raw().toBuffer();
-}
-
-/** Probabilities in [0, 1] → bytes; a clamped array rounds and clamps on assignment. */
-export function maskToBytes(mask: Float32Array): Uint8ClampedArray {
-  const bytes = new Uint8ClampedArray(mask.length);
-  for (let i = 0; i < mask.length; i++) bytes[i] = mask[i]! * 255;
-  return bytes;
+  return out;
 }

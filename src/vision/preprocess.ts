@@ -1,18 +1,57 @@
-// Builds the model's input: the image stretched to modelSize², as a normalised CHW float tensor.
+// Builds the model's input: the image as a normalised CHW float tensor of modelSize², either
+// stretched to the square or scaled to fit it with grey padding.
 import sharp from 'sharp';
 import type { DecodedImage } from './decode.ts';
 import { modelSize } from './model.ts';
 
-export async function toModelInput(image: DecodedImage): Promise<Float32Array> {
+/** How the image is laid into the model's square. */
+export type Geometry = 'stretch' | 'pad';
+
+/** Where the image's content lies in the model's square. */
+export interface ContentRect {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+export interface ModelInput {
+  tensor: Float32Array;
+  content: ContentRect;
+  /** The part of the image (in its pixels) that the model saw. */
+  region: ContentRect;
+}
+
+/** Mid-grey: it normalises to zero input, the same as the model sees a transparent source. */
+const grey = { r: 128, g: 128, b: 128 };
+
+/** The model's input for `region` of the image (all of it by default). */
+export async function toModelInput(image: DecodedImage, geometry: Geometry, region: ContentRect = { left: 0, top: 0, width: image.width, height: image.height }): Promise<ModelInput> {
+  const content = contentRect(region.width, region.height, geometry);
   const rgb = await sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } })
-    // The model sees a transparent source as shown over mid-grey, which normalises to zero input,
-    // rather than whatever colours happen to be stored under its transparent pixels.
-    .flatten({ background: { r: 128, g: 128, b: 128 } })
-    // Stretched, not letterboxed: ISNet was trained on images resized to the square this way.
-    .resize(modelSize, modelSize, { fit: 'fill', kernel: 'linear' })
+    .extract(region)
+    // A transparent source is shown to the model over grey rather than with whatever colours happen
+    // to be stored under its transparent pixels.
+    .flatten({ background: grey })
+    .resize(content.width, content.height, { fit: 'fill', kernel: 'linear' })
+    .extend({
+      left: content.left,
+      top: content.top,
+      right: modelSize - content.left - content.width,
+      bottom: modelSize - content.top - content.height,
+      background: grey,
+    })
     .raw()
     .toBuffer();
-  return rgbToTensor(rgb);
+  return { tensor: rgbToTensor(rgb), content, region };
+}
+
+export function contentRect(width: number, height: number, geometry: Geometry): ContentRect {
+  if (geometry === 'stretch') return { left: 0, top: 0, width: modelSize, height: modelSize };
+  const scale = modelSize / Math.max(width, height);
+  const w = Math.max(1, Math.min(modelSize, Math.round(width * scale)));
+  const h = Math.max(1, Math.min(modelSize, Math.round(height * scale)));
+  return { left: Math.floor((modelSize - w) / 2), top: Math.floor((modelSize - h) / 2), width: w, height: h };
 }
 
 /** Interleaved RGB bytes → planar floats, (value − 128) / 256 as the model was trained. */

@@ -1,26 +1,29 @@
-// The background-removal pipeline: decode → preprocess → inference → compose → encode.
+// The background-removal pipeline: decode → preprocess → inference → refine → foreground → compose → encode.
 import { TaskError } from '../domain/errors.ts';
 import type { OutputFormat, Precision, Subject } from '../domain/removal-request.ts';
 import { composeCutout } from './compose.ts';
 import { decodeImage, readHeader } from './decode.ts';
 import { assertEncodable, encodeCutout } from './encode.ts';
-import { predictMask } from './infer.ts';
+import { computeMatte } from './matte.ts';
 import type { Segmenter } from './model.ts';
-import { toModelInput } from './preprocess.ts';
+import { recipeFor, type Recipe } from './recipe.ts';
 
 export { loadSegmenter, type Segmenter, type SegmenterOptions } from './model.ts';
 
 export interface RemovalOptions {
-  /** Accepted for the API; every subject runs the same pipeline for now. */
+  /** Tunes the refinement (see recipe.ts). */
   subject: Subject;
-  /** `high` adds a pass on the mirrored image and averages the two masks. */
+  /** `high` runs two model passes and averages them (see recipe.ts). */
   precision: Precision;
   format: OutputFormat;
   /** Decoded-pixel cap (width × height), checked from the header before decoding. */
   maxPixels: number;
+  /** For benchmarks: replaces the recipe that subject and precision choose. */
+  recipe?: Recipe;
 }
 
-export type Stage = 'decode' | 'preprocess' | 'inference' | 'compose' | 'encode';
+/** `refine`: guided filter at full size; `foreground`: colour-decontamination fields (applied in `compose`). */
+export type Stage = 'decode' | 'preprocess' | 'inference' | 'refine' | 'foreground' | 'compose' | 'encode';
 
 export interface RemovalResult {
   data: Buffer;
@@ -58,9 +61,8 @@ export async function removeBackground(segmenter: Segmenter, input: Buffer, opti
     assertEncodable(header.width, header.height, options.format);
     return decodeImage(input, options.maxPixels);
   });
-  const tensor = await stage('preprocess', () => toModelInput(image));
-  const mask = await stage('inference', () => predictMask(segmenter, tensor, options.precision));
-  const rgba = await stage('compose', () => composeCutout(image, mask));
+  const matte = await computeMatte(segmenter, image, options.recipe ?? recipeFor(options.subject, options.precision, image.width, image.height), stage);
+  const rgba = await stage('compose', async () => composeCutout(image, matte));
   const data = await stage('encode', () => encodeCutout(rgba, image.width, image.height, options.format));
   return { data, width: image.width, height: image.height, format: options.format, timings };
 }

@@ -1,9 +1,10 @@
 // The pipeline's own logic with stand-in segmenters: fast, and exact where the model is not.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { TaskError } from '../../src/domain/errors.ts';
 import { modelSize, type Segmenter } from '../../src/vision/model.ts';
+import { recipeFor } from '../../src/vision/recipe.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
 import { decodeCutout, defaults } from './cutout.ts';
 
@@ -51,10 +52,41 @@ describe('removeBackground pipeline', () => {
   it('un-mirrors the mirrored pass at high precision, so a mask that follows the pixels is unchanged', async () => {
     const input = await gradientPng(300, 120);
     const segmenter = redChannelSegmenter();
-    const standard = await decodeCutout((await removeBackground(segmenter, input, defaults)).data);
-    const high = await decodeCutout((await removeBackground(segmenter, input, { ...defaults, precision: 'high' })).data);
+    const high = recipeFor('auto', 'high', 300, 120);
+    const single = { ...high, passes: high.passes.filter((pass) => !pass.mirrored) };
+    const once = await decodeCutout((await removeBackground(segmenter, input, { ...defaults, recipe: single })).data);
+    const twice = await decodeCutout((await removeBackground(segmenter, input, { ...defaults, precision: 'high' })).data);
     assert.equal(segmenter.calls, 3);
-    assert.ok(high.alpha.equals(standard.alpha));
+    assert.ok(twice.alpha.equals(once.alpha));
+  });
+
+  // What each EXIF orientation asks a viewer to do, undone step by step: the stored pixels that display upright.
+  type Step = (image: Sharp) => Sharp;
+  const flop: Step = (image) => image.flop();
+  const turn = (angle: number): Step => (image) => image.rotate(angle);
+  const stored: Record<number, Step[]> = {
+    1: [],
+    2: [flop],
+    3: [turn(180)],
+    4: [(image) => image.flip()],
+    5: [turn(90), flop],
+    6: [turn(270)],
+    7: [turn(270), flop],
+    8: [turn(90)],
+  };
+  it('applies every EXIF orientation (1–8): the cutout is upright and masked like the upright photo', async () => {
+    const upright = await gradientPng(300, 120);
+    const reference = await decodeCutout((await removeBackground(redChannelSegmenter(), upright, defaults)).data);
+    for (const [orientation, steps] of Object.entries(stored)) {
+      let turned = upright;
+      for (const step of steps) turned = await step(sharp(turned)).png().toBuffer();
+      const jpeg = await sharp(turned).jpeg({ quality: 100 }).withMetadata({ orientation: Number(orientation) }).toBuffer();
+      const cutout = await decodeCutout((await removeBackground(redChannelSegmenter(), jpeg, defaults)).data);
+      assert.deepEqual([cutout.width, cutout.height], [300, 120], `orientation ${orientation}`);
+      let difference = 0;
+      for (let i = 0; i < cutout.alpha.length; i++) difference += Math.abs(cutout.alpha[i]! - reference.alpha[i]!);
+      assert.ok(difference / cutout.alpha.length < 3, `orientation ${orientation}: mean alpha difference ${(difference / cutout.alpha.length).toFixed(1)}`);
+    }
   });
 
   for (const holeAlpha of [false, true]) {

@@ -35,7 +35,7 @@ describe('removeBackground', () => {
 
   it('reports the time of every stage', async () => {
     const { timings } = await standardCutout('davis-car-shadow-00016');
-    assert.deepEqual(Object.keys(timings).sort(), ['compose', 'decode', 'encode', 'inference', 'preprocess']);
+    assert.deepEqual(Object.keys(timings).sort(), ['compose', 'decode', 'encode', 'foreground', 'inference', 'preprocess', 'refine']);
     for (const ms of Object.values(timings)) assert.ok(Number.isFinite(ms) && ms >= 0);
   });
 

@@ -1,0 +1,54 @@
+// Runs the baseline and our pipeline on one decoded image, sharing model passes between recipes.
+import crypto from 'node:crypto';
+import sharp from 'sharp';
+import { composeCutout } from '../src/vision/compose.ts';
+import type { DecodedImage } from '../src/vision/decode.ts';
+import { computeMatte } from '../src/vision/matte.ts';
+import { modelSize, type Segmenter } from '../src/vision/model.ts';
+import { toModelInput } from '../src/vision/preprocess.ts';
+import type { Recipe } from '../src/vision/recipe.ts';
+
+/**
+ * The model is deterministic, so a pass on the same input tensor is run once and its mask reused by
+ * every recipe that asks for it (the subjects differ only after inference).
+ */
+export function cachingSegmenter(segmenter: Segmenter): Segmenter & { passes: number; clear(): void } {
+  const cache = new Map<string, Promise<Float32Array>>();
+  const wrapper = {
+    passes: 0,
+    predict(input: Float32Array): Promise<Float32Array> {
+      const key = crypto.createHash('sha1').update(new Uint8Array(input.buffer, input.byteOffset, input.byteLength)).digest('hex');
+      let mask = cache.get(key);
+      if (!mask) {
+        wrapper.passes++;
+        cache.set(key, (mask = segmenter.predict(input)));
+      }
+      return mask;
+    },
+    clear: () => cache.clear(),
+  };
+  return wrapper;
+}
+
+/** What the peer does: the raw mask of the stretched 1024² input, bilinearly resized to full size; the photo's colours kept. */
+export async function baselineCutout(segmenter: Segmenter, image: DecodedImage): Promise<Uint8Array> {
+  const { tensor } = await toModelInput(image, 'stretch');
+  const mask = await segmenter.predict(tensor);
+  const bytes = new Uint8ClampedArray(mask.length);
+  for (let i = 0; i < mask.length; i++) bytes[i] = mask[i]! * 255;
+  const alpha = await sharp(bytes, { raw: { width: modelSize, height: modelSize, channels: 1 } })
+    .resize(image.width, image.height, { fit: 'fill', kernel: 'linear' })
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
+  const rgba = new Uint8Array(image.width * image.height * 4);
+  for (let i = 0; i < alpha.length; i++) {
+    for (let c = 0; c < 3; c++) rgba[i * 4 + c] = image.pixels[i * image.channels + c]!;
+    rgba[i * 4 + 3] = image.channels === 4 ? Math.round((alpha[i]! * image.pixels[i * 4 + 3]!) / 255) : alpha[i]!;
+  }
+  return rgba;
+}
+
+export async function ourCutout(segmenter: Segmenter, image: DecodedImage, recipe: Recipe): Promise<Uint8Array> {
+  return composeCutout(image, await computeMatte(segmenter, image, recipe));
+}

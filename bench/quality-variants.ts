@@ -1,0 +1,67 @@
+// The recipes the quality benchmark compares: the shipped ones, and alternatives kept so the
+// measurements behind each decision can be re-run (`--variants name,…`).
+import type { Precision, Subject } from '../src/domain/removal-request.ts';
+import { recipeFor, type Recipe } from '../src/vision/recipe.ts';
+
+export interface Variant {
+  label: string;
+  recipe: (width: number, height: number) => Recipe;
+}
+
+export function shipped(subject: Subject, precision: Precision): Variant {
+  return { label: `${precision}${subject === 'auto' ? '' : `/${subject}`}`, recipe: (w, h) => recipeFor(subject, precision, w, h) };
+}
+
+function tweak(label: string, subject: Subject, precision: Precision, change: Partial<Recipe>): Variant {
+  return { label, recipe: (w, h) => ({ ...recipeFor(subject, precision, w, h), ...change }) };
+}
+
+const stretch = { geometry: 'stretch', mirrored: false } as const;
+const stretchFlip = { geometry: 'stretch', mirrored: true } as const;
+const pad = { geometry: 'pad', mirrored: false } as const;
+const padFlip = { geometry: 'pad', mirrored: true } as const;
+
+export const experiments: Record<string, Variant> = {
+  'std-raw': tweak('std-raw', 'auto', 'standard', { refine: null, contrast: 1, decontaminate: false }),
+  'std-norefine': tweak('std-norefine', 'auto', 'standard', { refine: null }),
+  'std-pad': tweak('std-pad', 'auto', 'standard', { passes: [pad] }),
+  'std-stretch': tweak('std-stretch', 'auto', 'standard', { passes: [stretch] }),
+  'std-nodecon': tweak('std-nodecon', 'auto', 'standard', { decontaminate: false }),
+  'high-flip': tweak('high-flip', 'auto', 'high', { passes: [stretch, stretchFlip] }),
+  'high-padflip': tweak('high-padflip', 'auto', 'high', { passes: [stretch, padFlip] }),
+  'high-pad': tweak('high-pad', 'auto', 'high', { passes: [stretch, pad] }),
+  'high-4': tweak('high-4', 'auto', 'high', { passes: [stretch, stretchFlip, pad, padFlip] }),
+  'high-3': tweak('high-3', 'auto', 'high', { passes: [stretch, stretchFlip, padFlip] }),
+  'std-norefine-c2': tweak('std-norefine-c2', 'auto', 'standard', { refine: null, contrast: 2 }),
+  'high-flip-c2': tweak('high-flip-c2', 'auto', 'high', { passes: [stretch, stretchFlip], contrast: 2 }),
+  'high-flip-c3': tweak('high-flip-c3', 'auto', 'high', { passes: [stretch, stretchFlip], contrast: 3 }),
+  'high-zoom-c2': tweak('high-zoom-c2', 'auto', 'high', { passes: [stretch, { ...stretch, zoom: true }], contrast: 2 }),
+  'high-zoomflip-c2': tweak('high-zoomflip-c2', 'auto', 'high', { passes: [stretch, { ...stretchFlip, zoom: true }], contrast: 2 }),
+  'high-zoomflip-c3': tweak('high-zoomflip-c3', 'auto', 'high', { passes: [stretch, { ...stretchFlip, zoom: true }], contrast: 3 }),
+  'high-flip-c4': tweak('high-flip-c4', 'auto', 'high', { passes: [stretch, stretchFlip], contrast: 4 }),
+  'high-t0.4': tweak('high-t0.4', 'auto', 'high', { centre: 0.4 }),
+  'high-t0.6': tweak('high-t0.6', 'auto', 'high', { centre: 0.6 }),
+  'std-t0.4': tweak('std-t0.4', 'auto', 'standard', { centre: 0.4 }),
+  'std-t0.6': tweak('std-t0.6', 'auto', 'standard', { centre: 0.6 }),
+  'product-std-c2': tweak('product-std-c2', 'product', 'standard', { contrast: 2 }),
+  'product-high-c3': tweak('product-high-c3', 'product', 'high', { contrast: 3 }),
+  'high-t0.45': tweak('high-t0.45', 'auto', 'high', { centre: 0.45 }),
+  'std-t0.45': tweak('std-t0.45', 'auto', 'standard', { centre: 0.45 }),
+  'product-std-t0.4': tweak('product-std-t0.4', 'product', 'standard', { centre: 0.4 }),
+  'product-high-t0.4': tweak('product-high-t0.4', 'product', 'high', { centre: 0.4 }),
+  'product-std-t0.45': tweak('product-std-t0.45', 'product', 'standard', { centre: 0.45 }),
+  'product-high-t0.45': tweak('product-high-t0.45', 'product', 'high', { centre: 0.45 }),
+  'hair-high-c1.5': tweak('hair-high-c1.5', 'hair', 'high', { contrast: 1.5 }),
+  'hair-std-c2': tweak('hair-std-c2', 'hair', 'standard', { contrast: 2 }),
+  'hair-std-r0.005': tweak('hair-std-r0.005', 'hair', 'standard', { refine: { radius: 0.005, epsilon: 1e-3 } }),
+};
+
+for (const contrast of [1, 1.25, 1.5, 2, 3]) {
+  experiments[`std-c${contrast}`] = tweak(`std-c${contrast}`, 'auto', 'standard', { contrast });
+}
+for (const radius of [0.0025, 0.005, 0.01, 0.02]) {
+  for (const epsilon of [1e-4, 1e-3, 1e-2, 1e-1]) {
+    const name = `std-c2-r${radius}-e${epsilon}`;
+    experiments[name] = tweak(name, 'auto', 'standard', { refine: { radius, epsilon }, contrast: 2 });
+  }
+}

@@ -1,0 +1,128 @@
+// Quality benchmark: our cutouts against the baseline (what the peer does with the same model) and
+// the ground truth. `npm run bench:quality -- --set ../shared/fixtures [--variants a,b] [--time-12mp] [--large] [--panorama] [--only name,…]`
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { precisions, subjects, type Subject } from '../src/domain/removal-request.ts';
+import { decodeImage } from '../src/vision/decode.ts';
+import { loadSegmenter } from '../src/vision/model.ts';
+import { higherIsBetter, mean, metricNames, prepareTruth, score, type Scores } from './quality-metrics.ts';
+import { baselineCutout, cachingSegmenter, ourCutout } from './quality-run.ts';
+import { contactSheet, type SheetRow } from './quality-sheet.ts';
+import { largeImage, panoramaComparison, time12mp } from './quality-timing.ts';
+import { experiments, shipped, type Variant } from './quality-variants.ts';
+import sharp from 'sharp';
+
+const { values } = parseArgs({
+  options: {
+    set: { type: 'string', default: '../shared/fixtures' },
+    variants: { type: 'string', default: '' },
+    only: { type: 'string', default: '' },
+    'time-12mp': { type: 'boolean', default: false },
+    panorama: { type: 'boolean', default: false },
+    large: { type: 'boolean', default: false },
+    out: { type: 'string', default: 'artifacts' },
+  },
+});
+
+interface Entry {
+  name: string;
+  kind: string;
+  gt_type: string;
+  image: string;
+  gt: string;
+}
+
+/** Which fixture kinds each subject is meant for: its rows are averaged over those. */
+const subjectKinds: Record<Subject, string[]> = { auto: [], product: ['product'], portrait: ['portrait'], hair: ['hair'] };
+
+const set = path.resolve(values.set);
+const manifestPath = path.join(set, 'manifest.json');
+let entries: Entry[] = fs.existsSync(manifestPath)
+  ? (JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as Entry[])
+  : fs.readdirSync(path.join(set, 'images')).sort().map((file) => {
+      const name = path.parse(file).name;
+      return { name, kind: 'unknown', gt_type: 'unknown', image: `images/${file}`, gt: `gt/${name}.png` };
+    });
+if (values.only) entries = entries.filter((e) => values.only.split(',').includes(e.name));
+
+const variants: Variant[] = [];
+for (const precision of precisions) for (const subject of subjects) variants.push(shipped(subject, precision));
+for (const name of values.variants.split(',').filter(Boolean)) {
+  const found = experiments[name];
+  if (!found) throw new Error(`unknown variant ${name}; known: ${Object.keys(experiments).join(', ')}`);
+  variants.push(found);
+}
+
+const model = await loadSegmenter({ threads: 2 });
+const segmenter = cachingSegmenter(model);
+const results: { entry: Entry; baseline: Scores; ours: Map<string, Scores> }[] = [];
+const sheet: SheetRow[] = [];
+const fmt = (s: Scores) => `${s.iou.toFixed(4)} ${s.boundaryIou.toFixed(4)} ${s.mae.toFixed(4)} ${s.sad.toFixed(2).padStart(7)} ${s.halo.toFixed(2).padStart(6)}`;
+const diff = (s: Scores, b: Scores) =>
+  metricNames.map((k) => {
+    const d = s[k] - b[k];
+    const good = higherIsBetter[k] ? d > 0 : d < 0;
+    return `${d >= 0 ? '+' : ''}${d.toFixed(k === 'sad' || k === 'halo' ? 2 : 4)}${Math.abs(d) < 1e-9 ? ' ' : good ? '✓' : '✗'}`.padStart(10);
+  }).join('');
+const header = `${'variant'.padEnd(24)}IoU    bIoU   MAE        SAD   halo%   |  Δ vs baseline: IoU bIoU MAE SAD halo`;
+
+console.log(`quality benchmark on ${set}: ${entries.length} images; boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background`);
+for (const entry of entries) {
+  const input = fs.readFileSync(path.join(set, entry.image));
+  const image = await decodeImage(input, 100_000_000);
+  const gt = await sharp(path.join(set, entry.gt)).resize(image.width, image.height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
+  const truth = prepareTruth(gt, image.pixels, image.channels, image.width, image.height);
+  const baselineRgba = await baselineCutout(segmenter, image);
+  const baseline = score(truth, baselineRgba);
+  const ours = new Map<string, Scores>();
+  let shown: Uint8Array = baselineRgba;
+  for (const variant of variants) {
+    const rgba = await ourCutout(segmenter, image, variant.recipe(image.width, image.height));
+    ours.set(variant.label, score(truth, rgba));
+    if (variant.label === 'high') shown = rgba;
+  }
+  segmenter.clear();
+  results.push({ entry, baseline, ours });
+  sheet.push({ name: entry.name, image, gt, baseline: baselineRgba, ours: shown });
+  console.log(`\n${entry.name} (${entry.kind}, ${entry.gt_type}, ${image.width}×${image.height})\n${header}`);
+  console.log(`${'baseline'.padEnd(24)}${fmt(baseline)}`);
+  for (const [label, s] of ours) console.log(`${label.padEnd(24)}${fmt(s)}  | ${diff(s, baseline)}`);
+}
+
+function summary(title: string, rows: typeof results, labels: string[]): void {
+  if (rows.length === 0) return;
+  const base = mean(rows.map((r) => r.baseline));
+  console.log(`\n${title} (${rows.length} images: ${rows.map((r) => r.entry.name).join(' ')})\n${header}`);
+  console.log(`${'baseline'.padEnd(24)}${fmt(base)}`);
+  for (const label of labels) {
+    const m = mean(rows.map((r) => r.ours.get(label)!));
+    const maeCut = (100 * (base.mae - m.mae)) / base.mae;
+    console.log(`${label.padEnd(24)}${fmt(m)}  | ${diff(m, base)}   MAE ${maeCut >= 0 ? "−" : "+"}${Math.abs(maeCut).toFixed(1)}%`);
+  }
+}
+
+const labels = variants.map((v) => v.label);
+console.log('\n=== means ===');
+summary('all images', results, labels);
+summary('soft-alpha ground truth', results.filter((r) => r.entry.gt_type === 'soft_alpha'), labels);
+for (const subject of subjects) {
+  const kinds = subjectKinds[subject];
+  if (kinds.length === 0) continue;
+  const rows = results.filter((r) => kinds.includes(r.entry.kind));
+  if (rows.length === 0) console.log(`\nsubject ${subject}: no fixtures of kind ${kinds.join('/')} in this set`);
+  summary(`subject ${subject} on kind ${kinds.join('/')}`, rows, labels.filter((l) => l.endsWith(`/${subject}`) || !l.includes('/')));
+}
+for (const kind of [...new Set(results.map((r) => r.entry.kind))].filter((k) => !Object.values(subjectKinds).flat().includes(k))) {
+  summary(`kind ${kind} (no subject for it: auto)`, results.filter((r) => r.entry.kind === kind), labels.filter((l) => !l.includes('/')));
+}
+console.log(`\nmodel passes run: ${segmenter.passes}`);
+
+fs.mkdirSync(values.out, { recursive: true });
+const sheetPath = path.join(values.out, `quality-${path.basename(set)}.png`);
+await contactSheet(sheet, sheetPath);
+console.log(`contact sheet: ${sheetPath} (photo | ground truth | baseline | high | baseline on colour | high on colour)`);
+
+if (values.panorama) await panoramaComparison(segmenter, entries.map((e) => path.join(set, e.image)), entries.map((e) => path.join(set, e.gt)));
+if (values['time-12mp']) await time12mp(model, path.join(set, entries[0]!.image));
+if (values.large) await largeImage(model, path.join(set, entries[0]!.image));

@@ -1,0 +1,97 @@
+// Edge-aware refinement of the mask: a colour-guided filter (He, Sun & Tang) solved at the working
+// resolution, whose linear coefficients are then upsampled and applied to the full-resolution photo
+// ("fast guided filter", He & Sun 2015). The alpha so follows the photo's edges at full size while
+// the costly solve stays at about a megapixel.
+import { axisSamples, boxMean } from './planes.ts';
+
+/** The photo at the working resolution, one plane per colour channel, values in [0, 1]. */
+export type GuidePlanes = [Float32Array, Float32Array, Float32Array];
+
+/** q = a·I + b per pixel, smoothed: the filter's output is this linear map of the guide's colours. */
+export interface GuidedCoefficients {
+  a: GuidePlanes;
+  b: Float32Array;
+  width: number;
+  height: number;
+}
+
+/**
+ * Solves the colour guided filter of `mask` (working resolution, values in [0, 1]) under `guide`.
+ * `radius` is in working pixels; `epsilon` is the regulariser: larger keeps more of the mask, smaller follows colours more.
+ */
+export function guidedCoefficients(guide: GuidePlanes, mask: Float32Array, width: number, height: number, radius: number, epsilon: number): GuidedCoefficients {
+  const n = mask.length;
+  const mean = (plane: Float32Array) => boxMean(plane, width, height, radius);
+  const product = (x: Float32Array, y: Float32Array) => {
+    const out = new Float32Array(n);
+    for (let i = 0; i < n; i++) out[i] = x[i]! * y[i]!;
+    return out;
+  };
+  const [r, g, bl] = guide;
+  const mr = mean(r), mg = mean(g), mb = mean(bl), mp = mean(mask);
+  const rr = mean(product(r, r)), rg = mean(product(r, g)), rb = mean(product(r, bl));
+  const gg = mean(product(g, g)), gb = mean(product(g, bl)), bb = mean(product(bl, bl));
+  const rp = mean(product(r, mask)), gp = mean(product(g, mask)), bp = mean(product(bl, mask));
+  const ar = new Float32Array(n), ag = new Float32Array(n), ab = new Float32Array(n), b = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const mR = mr[i]!, mG = mg[i]!, mB = mb[i]!, mP = mp[i]!;
+    // Covariance of the guide in the window plus ε·I, and its covariance with the mask.
+    const vrr = rr[i]! - mR * mR + epsilon, vrg = rg[i]! - mR * mG, vrb = rb[i]! - mR * mB;
+    const vgg = gg[i]! - mG * mG + epsilon, vgb = gb[i]! - mG * mB, vbb = bb[i]! - mB * mB + epsilon;
+    const cr = rp[i]! - mR * mP, cg = gp[i]! - mG * mP, cb = bp[i]! - mB * mP;
+    // Symmetric 3×3 inverse by cofactors.
+    const i00 = vgg * vbb - vgb * vgb, i01 = vrb * vgb - vrg * vbb, i02 = vrg * vgb - vrb * vgg;
+    const i11 = vrr * vbb - vrb * vrb, i12 = vrb * vrg - vrr * vgb, i22 = vrr * vgg - vrg * vrg;
+    const det = vrr * i00 + vrg * i01 + vrb * i02;
+    const aR = (i00 * cr + i01 * cg + i02 * cb) / det;
+    const aG = (i01 * cr + i11 * cg + i12 * cb) / det;
+    const aB = (i02 * cr + i12 * cg + i22 * cb) / det;
+    ar[i] = aR; ag[i] = aG; ab[i] = aB;
+    b[i] = mP - aR * mR - aG * mG - aB * mB;
+  }
+  return { a: [mean(ar), mean(ag), mean(ab)], b: mean(b), width, height };
+}
+
+/** The filtered mask at the working resolution, clamped to [0, 1]. */
+export function applyAtWorkingSize(c: GuidedCoefficients, guide: GuidePlanes): Float32Array {
+  const out = new Float32Array(c.b.length);
+  for (let i = 0; i < out.length; i++) {
+    const q = c.a[0][i]! * guide[0][i]! + c.a[1][i]! * guide[1][i]! + c.a[2][i]! * guide[2][i]! + c.b[i]!;
+    out[i] = q < 0 ? 0 : q > 1 ? 1 : q;
+  }
+  return out;
+}
+
+/**
+ * Applies the coefficients, bilinearly upsampled, to the full-resolution photo (interleaved 8-bit,
+ * `channels` per pixel, colour in the first three) and passes each value through `curve` (a lookup
+ * table from q·1024, clamped, to the alpha byte). Only byte-sized buffers exist at full size.
+ */
+export function applyAtFullSize(c: GuidedCoefficients, pixels: Uint8Array, channels: number, width: number, height: number, curve: Uint8Array): Uint8Array {
+  const alpha = new Uint8Array(width * height);
+  const xs = axisSamples(width, 0, c.width, c.width);
+  const ys = axisSamples(height, 0, c.height, c.height);
+  const fields = [c.a[0], c.a[1], c.a[2], c.b];
+  // Each full-size row needs the fields interpolated between two working rows: done once per row, then per pixel along x.
+  const rows = fields.map(() => new Float32Array(c.width));
+  const last = curve.length - 1;
+  for (let y = 0; y < height; y++) {
+    const r0 = ys.lo[y]! * c.width, r1 = ys.hi[y]! * c.width, ty = ys.t[y]!;
+    for (let f = 0; f < 4; f++) {
+      const field = fields[f]!, row = rows[f]!;
+      for (let x = 0; x < c.width; x++) row[x] = field[r0 + x]! + (field[r1 + x]! - field[r0 + x]!) * ty;
+    }
+    const [ra, ga, ba, bb] = rows as [Float32Array, Float32Array, Float32Array, Float32Array];
+    for (let x = 0, p = y * width * channels, o = y * width; x < width; x++, p += channels, o++) {
+      const x0 = xs.lo[x]!, x1 = xs.hi[x]!, tx = xs.t[x]!;
+      const q =
+        ((ra[x0]! + (ra[x1]! - ra[x0]!) * tx) * pixels[p]! +
+          (ga[x0]! + (ga[x1]! - ga[x0]!) * tx) * pixels[p + 1]! +
+          (ba[x0]! + (ba[x1]! - ba[x0]!) * tx) * pixels[p + 2]!) / 255 +
+        (bb[x0]! + (bb[x1]! - bb[x0]!) * tx);
+      const index = Math.round(q * last);
+      alpha[o] = curve[index < 0 ? 0 : index > last ? last : index]!;
+    }
+  }
+  return alpha;
+}

@@ -1,0 +1,145 @@
+// From decoded pixels to the cutout's alpha and colour fields: model passes → average at the
+// working resolution → guided refinement applied at full size → foreground colour fields.
+import sharp from 'sharp';
+import type { DecodedImage } from './decode.ts';
+import { colourFields, type ColourFields } from './foreground.ts';
+import { applyAtFullSize, applyAtWorkingSize, guidedCoefficients, type GuidePlanes } from './guided-filter.ts';
+import { modelSize, type Segmenter } from './model.ts';
+import { resample } from './planes.ts';
+import { mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
+import { alphaCurve, workingSide, type Recipe } from './recipe.ts';
+
+export type MatteStage = 'preprocess' | 'inference' | 'refine' | 'foreground';
+export type StageRunner = <T>(name: MatteStage, work: () => Promise<T>) => Promise<T>;
+
+export interface Matte {
+  /** Full-size alpha, one byte per pixel (the source's own alpha not yet applied). */
+  alpha: Uint8Array;
+  /** Smooth foreground/background colours for decontamination, or null when the recipe skips it. */
+  colours: ColourFields | null;
+}
+
+const untimed: StageRunner = (_name, work) => work();
+
+export async function computeMatte(segmenter: Segmenter, image: DecodedImage, recipe: Recipe, stage: StageRunner = untimed): Promise<Matte> {
+  const scale = Math.min(1, workingSide / Math.max(image.width, image.height));
+  const width = Math.max(1, Math.round(image.width * scale));
+  const height = Math.max(1, Math.round(image.height * scale));
+  const { inputs, guide } = await stage('preprocess', async () => {
+    const geometries = [...new Set(recipe.passes.filter((pass) => !pass.zoom).map((pass) => pass.geometry))];
+    const made = await Promise.all(geometries.map((geometry) => toModelInput(image, geometry)));
+    return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide: await guidePlanes(image, width, height) };
+  });
+  const mask = await stage('inference', async () => {
+    const sum = new Float32Array(width * height);
+    const weight = new Float32Array(width * height);
+    for (const pass of recipe.passes) {
+      let input = inputs.get(pass.geometry);
+      if (pass.zoom) {
+        const box = subjectBox(sum, weight, width, height, image.width, image.height);
+        if (!box) continue;
+        input = await toModelInput(image, pass.geometry, box);
+      }
+      const predicted = pass.mirrored
+        ? mirrorRows(await segmenter.predict(mirrorRows(input!.tensor, modelSize)), modelSize)
+        : await segmenter.predict(input!.tensor);
+      // Where the pass's region lies at the working size; the mask of what it saw is resampled onto it.
+      const left = Math.round(input!.region.left / (image.width / width));
+      const top = Math.round(input!.region.top / (image.height / height));
+      const w = Math.max(1, Math.min(width - left, Math.round(input!.region.width / (image.width / width))));
+      const h = Math.max(1, Math.min(height - top, Math.round(input!.region.height / (image.height / height))));
+      const mapped = resample({ data: predicted, width: modelSize, height: modelSize }, input!.content, w, h);
+      for (let y = 0; y < h; y++) {
+        for (let x = 0, o = (top + y) * width + left; x < w; x++, o++) {
+          sum[o]! += mapped[y * w + x]!;
+          weight[o]! += 1;
+        }
+      }
+    }
+    for (let i = 0; i < sum.length; i++) sum[i] = weight[i]! > 0 ? sum[i]! / weight[i]! : 0;
+    return sum;
+  });
+  const { alpha, workingAlpha } = await stage('refine', async () => {
+    const curve = alphaCurve(recipe.contrast, recipe.centre);
+    if (!recipe.refine) return plainUpsampling(mask, width, height, image, curve);
+    const radius = Math.max(1, Math.round(recipe.refine.radius * Math.max(width, height)));
+    const coefficients = guidedCoefficients(guide, mask, width, height, radius, recipe.refine.epsilon);
+    const working = applyAtWorkingSize(coefficients, guide);
+    for (let i = 0; i < working.length; i++) working[i] = curve[Math.round(working[i]! * 1024)]! / 255;
+    return { alpha: applyAtFullSize(coefficients, image.pixels, image.channels, image.width, image.height, curve), workingAlpha: working };
+  });
+  const colours = recipe.decontaminate
+    ? await stage('foreground', async () => {
+        // The colour fields are wide blurs, so half the working size loses nothing and costs a quarter.
+        const w = Math.max(1, Math.round(width / 2)), h = Math.max(1, Math.round(height / 2));
+        const whole = { left: 0, top: 0, width, height };
+        const half = (plane: Float32Array) => resample({ data: plane, width, height }, whole, w, h);
+        const long = Math.max(w, h);
+        return colourFields([half(guide[0]), half(guide[1]), half(guide[2])], half(workingAlpha), w, h, Math.max(1, Math.round(long * 0.06)), Math.max(1, Math.round(long * 0.006)));
+      })
+    : null;
+  return { alpha, colours };
+}
+
+/**
+ * The bounding box (in image pixels) of what the passes so far call foreground, with a margin of a
+ * tenth of its size, at least a quarter of the image's long side; null when nothing is foreground.
+ */
+function subjectBox(sum: Float32Array, weight: Float32Array, width: number, height: number, imageWidth: number, imageHeight: number) {
+  let x0 = width, y0 = height, x1 = -1, y1 = -1;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0, o = y * width; x < width; x++, o++) {
+      if (weight[o]! > 0 && sum[o]! / weight[o]! >= 0.5) {
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
+      }
+    }
+  }
+  if (x1 < 0) return null;
+  const side = Math.max(x1 - x0 + 1, y1 - y0 + 1);
+  const margin = Math.max(Math.round(side / 10), Math.ceil((Math.max(width, height) / 4 - side) / 2), 2);
+  const left = Math.max(0, x0 - margin), top = Math.max(0, y0 - margin);
+  const right = Math.min(width, x1 + 1 + margin), bottom = Math.min(height, y1 + 1 + margin);
+  const sx = imageWidth / width, sy = imageHeight / height;
+  const boxLeft = Math.min(imageWidth - 1, Math.floor(left * sx)), boxTop = Math.min(imageHeight - 1, Math.floor(top * sy));
+  return {
+    left: boxLeft,
+    top: boxTop,
+    width: Math.max(1, Math.min(imageWidth - boxLeft, Math.ceil((right - left) * sx))),
+    height: Math.max(1, Math.min(imageHeight - boxTop, Math.ceil((bottom - top) * sy))),
+  };
+}
+
+/** Without refinement: the mask through the curve, bilinearly resized to full size by sharp. */
+async function plainUpsampling(mask: Float32Array, width: number, height: number, image: DecodedImage, curve: Uint8Array) {
+  const working = new Float32Array(mask.length);
+  const bytes = new Uint8Array(mask.length);
+  for (let i = 0; i < mask.length; i++) {
+    bytes[i] = curve[Math.round(Math.min(1, Math.max(0, mask[i]!)) * 1024)]!;
+    working[i] = bytes[i]! / 255;
+  }
+  const alpha = await sharp(bytes, { raw: { width, height, channels: 1 } })
+    .resize(image.width, image.height, { fit: 'fill', kernel: 'linear' })
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
+  return { alpha: new Uint8Array(alpha.buffer, alpha.byteOffset, alpha.length), workingAlpha: working };
+}
+
+/** The photo at the working size as colour planes in [0, 1], a transparent source seen over grey as the model sees it. */
+async function guidePlanes(image: DecodedImage, width: number, height: number): Promise<GuidePlanes> {
+  const rgb = await sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } })
+    .flatten({ background: { r: 128, g: 128, b: 128 } })
+    .resize(width, height, { fit: 'fill', kernel: 'linear' })
+    .raw()
+    .toBuffer();
+  const planes: GuidePlanes = [new Float32Array(width * height), new Float32Array(width * height), new Float32Array(width * height)];
+  for (let i = 0, p = 0; i < width * height; i++, p += 3) {
+    planes[0][i] = rgb[p]! / 255;
+    planes[1][i] = rgb[p + 1]! / 255;
+    planes[2][i] = rgb[p + 2]! / 255;
+  }
+  return planes;
+}

@@ -1,0 +1,60 @@
+// What `precision` and `subject` change in the pipeline. Every value here was chosen on the quality
+// benchmark (`npm run bench:quality`); see the README for the measurements behind each.
+import type { Precision, Subject } from '../domain/removal-request.ts';
+import type { Geometry } from './preprocess.ts';
+
+export interface Pass {
+  geometry: Geometry;
+  /** Run on the left-right mirrored image and mirror the mask back. */
+  mirrored: boolean;
+  /** Run on the subject's bounding box (from the passes before, with a margin) instead of the whole image: a second, closer scale. */
+  zoom?: boolean;
+}
+
+export interface Recipe {
+  /** Model passes whose masks are averaged. */
+  passes: Pass[];
+  /** Guided-filter window radius as a fraction of the working image's long side, and its regulariser; null: plain bilinear upsampling. */
+  refine: { radius: number; epsilon: number } | null;
+  /** Slope of the alpha curve: above 1 makes edges crisper. */
+  contrast: number;
+  /** The mask value the curve maps to ½. */
+  centre: number;
+  /** Re-estimate the colours of semi-transparent pixels (blur fusion). */
+  decontaminate: boolean;
+}
+
+/** Longest side of the working resolution, where the mask is refined before the result is applied at full size. */
+export const workingSide = 1024;
+
+export function recipeFor(subject: Subject, precision: Precision, width: number, height: number): Recipe {
+  void width;
+  void height;
+  const stretch: Pass = { geometry: 'stretch', mirrored: false };
+  // `high`: the mirrored view averaged in (better IoU and boundary IoU on average); the average is
+  // softer where the views disagree, so its alpha curve is steeper than for one pass.
+  const passes = precision === 'standard' ? [stretch] : [stretch, { ...stretch, mirrored: true }];
+  const high = precision === 'high';
+  switch (subject) {
+    // Soft matting: no steepening (it cut fine strands), and a wider window that follows strands.
+    case 'hair':
+      return { passes, refine: { radius: 0.01, epsilon: 1e-3 }, contrast: 1, centre: 0.5, decontaminate: true };
+    // Crisp, whole objects: steeper, and the edge moved slightly outwards (the model's ½ falls inside products' true edges).
+    case 'product':
+      return { passes, refine: { radius: 0.005, epsilon: 1e-3 }, contrast: high ? 4 : 3, centre: 0.45, decontaminate: true };
+    // No portrait fixtures to tune on: a portrait gets the balanced default.
+    case 'portrait':
+    case 'auto':
+      return { passes, refine: { radius: 0.005, epsilon: 1e-3 }, contrast: high ? 4 : 2, centre: 0.5, decontaminate: true };
+  }
+}
+
+/** Lookup table from q·1024 (q the refined mask in [0, 1]) to the alpha byte, through the contrast curve. */
+export function alphaCurve(contrast: number, centre = 0.5): Uint8Array {
+  const table = new Uint8Array(1025);
+  for (let i = 0; i <= 1024; i++) {
+    const v = (i / 1024 - centre) * contrast + 0.5;
+    table[i] = Math.round(Math.min(1, Math.max(0, v)) * 255);
+  }
+  return table;
+}

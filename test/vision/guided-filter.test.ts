@@ -1,0 +1,86 @@
+// Edge-aware refinement on synthetic images whose true edge is known exactly.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { applyAtFullSize, guidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
+import { alphaCurve } from '../../src/vision/recipe.ts';
+
+/** A dark-green left part and a light-orange right part meeting in a sharp vertical edge at `edge` (full-size pixels). */
+function photo(width: number, height: number, edge: number): Uint8Array {
+  const pixels = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = (y * width + x) * 3;
+      pixels.set(x < edge ? [30, 90, 40] : [230, 170, 120], p);
+    }
+  }
+  return pixels;
+}
+
+/** The photo scaled down to width × height by area averaging, as colour planes in [0, 1]. */
+function shrink(pixels: Uint8Array, fullWidth: number, fullHeight: number, width: number, height: number): GuidePlanes {
+  const planes: GuidePlanes = [new Float32Array(width * height), new Float32Array(width * height), new Float32Array(width * height)];
+  const fx = fullWidth / width;
+  const fy = fullHeight / height;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      for (let c = 0; c < 3; c++) {
+        let sum = 0;
+        for (let dy = 0; dy < fy; dy++) for (let dx = 0; dx < fx; dx++) sum += pixels[((y * fy + dy) * fullWidth + x * fx + dx) * 3 + c]!;
+        planes[c]![y * width + x] = sum / (fx * fy * 255);
+      }
+    }
+  }
+  return planes;
+}
+
+/** A mask that rises smoothly over ±`spread` working pixels around `centre`: sharp at the working size, blurry once upsampled. */
+function blurryMask(width: number, height: number, centre: number, spread: number): Float32Array {
+  const mask = new Float32Array(width * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) mask[y * width + x] = Math.min(1, Math.max(0, (x - centre) / (2 * spread) + 0.5));
+  }
+  return mask;
+}
+
+describe('guided refinement', () => {
+  it('snaps a mask that is blurry at full size to the sharp edge of the full-size photo', () => {
+    const full = { width: 1600, height: 64 };
+    const work = { width: 400, height: 16 };
+    const edge = 803; // not on a working-pixel boundary: only the full-size photo says where it is
+    const pixels = photo(full.width, full.height, edge);
+    const guide = shrink(pixels, full.width, full.height, work.width, work.height);
+    const mask = blurryMask(work.width, work.height, edge / 4 - 0.5, 1);
+    const coefficients = guidedCoefficients(guide, mask, work.width, work.height, 4, 1e-3);
+    const alpha = applyAtFullSize(coefficients, pixels, 3, full.width, full.height, alphaCurve(1));
+
+    // The same blurry mask upsampled without a guide, as the baseline does.
+    let refinedError = 0;
+    let plainError = 0;
+    let refinedPartial = 0;
+    let plainPartial = 0;
+    for (let x = 0; x < full.width; x++) {
+      const truth = x < edge ? 0 : 255;
+      const plain = 255 * Math.min(1, Math.max(0, ((x + 0.5) / 4 - 0.5 - (edge / 4 - 0.5)) / 2 + 0.5));
+      for (let y = 0; y < full.height; y++) refinedError += Math.abs(alpha[y * full.width + x]! - truth);
+      plainError += Math.abs(plain - truth) * full.height;
+      if (plain > 32 && plain < 223) plainPartial++;
+      const refined = alpha[32 * full.width + x]!;
+      if (refined > 32 && refined < 223) refinedPartial++;
+    }
+    assert.ok(refinedError < plainError / 2, `refined error ${refinedError} is not under half the plain error ${plainError}`);
+    assert.equal(refinedPartial, 0, 'the refined edge has partly transparent pixels');
+    assert.ok(plainPartial >= 3, `the plain upsampled edge should be blurry (${plainPartial} partial pixels)`);
+    const row = 32 * full.width;
+    assert.ok(alpha[row + edge - 1]! < 20 && alpha[row + edge]! > 235, `the edge is not sharp: ${alpha[row + edge - 1]} → ${alpha[row + edge]}`);
+  });
+
+  it('leaves a flat region flat: no colour texture leaks into an opaque mask', () => {
+    const width = 64, height = 64;
+    const pixels = new Uint8Array(width * height * 3);
+    for (let i = 0; i < pixels.length; i++) pixels[i] = (i * 37) % 256; // busy texture
+    const guide = shrink(pixels, width, height, width, height);
+    const coefficients = guidedCoefficients(guide, new Float32Array(width * height).fill(1), width, height, 4, 1e-3);
+    const alpha = applyAtFullSize(coefficients, pixels, 3, width, height, alphaCurve(1));
+    assert.ok(alpha.every((a) => a === 255));
+  });
+});
