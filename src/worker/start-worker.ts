@@ -1,11 +1,12 @@
 // Builds a worker with its model session. Kept apart from the API so a process that only serves
 // HTTP never loads the model.
 import os from 'node:os';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import type { DiskResultStore } from '../storage/disk-result-store.ts';
-import { loadSegmenter } from '../vision/remove-background.ts';
+import { loadSegmenter, type SegmenterOptions } from '../vision/remove-background.ts';
 import { createTaskProcessor } from './process-task.ts';
 import { Worker } from './worker.ts';
 
@@ -14,8 +15,13 @@ export function inferenceThreads(config: Config): number {
   return config.inferenceThreads ?? Math.max(1, Math.floor(os.availableParallelism() / config.workerConcurrency));
 }
 
+/** How this process's one model session is built for the configured worker. */
+export function segmenterOptions(config: Config): SegmenterOptions {
+  return { threads: inferenceThreads(config), cacheDir: path.join(config.dataDir, 'models') };
+}
+
 export async function createWorker(config: Config, db: Db, results: DiskResultStore, logger: Logger): Promise<Worker> {
-  const segmenter = await loadSegmenter({ threads: inferenceThreads(config) });
+  const segmenter = await loadSegmenter(segmenterOptions(config));
   return new Worker({
     db,
     logger,
