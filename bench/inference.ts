@@ -89,8 +89,9 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   let baseline: { ms: number; iou: number; mae: number } | undefined;
   for (const variant of variants) {
+    const model = await variant.model();
     const started = performance.now();
-    const session = await ort.InferenceSession.create((await variant.model()) as Uint8Array, { ...base(), ...variant.options });
+    const session = await ort.InferenceSession.create(model as Uint8Array, { ...base(), ...variant.options });
     const createMs = performance.now() - started;
     const times: number[] = [];
     const scores: { iou: number; mae: number }[] = [];
