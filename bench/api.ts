@@ -55,8 +55,10 @@ async function main(): Promise<void> {
     `${seconds} s or ${maxRequests} requests per run; SQLite; server and load generator share the machine\n`);
   try {
     const results = [];
-    results.push(await phase('idle', `${images.origin}/hold`));
-    results.push(await phase('busy', `${images.origin}/photo/0`));
+    for (const [name, url] of [['idle', `${images.origin}/hold`], ['busy', `${images.origin}/photo/0`]] as const) {
+      results.push(await phase(name, url));
+      console.log(`${name}: ${JSON.stringify(results.at(-1))}`);
+    }
     printTable(
       ['worker', 'creates/s', 'create p50 / p99 ms', 'polls/s', 'poll p50 / p99 ms', 'event-loop delay during polls p50 / p99 / max ms', 'errors', 'tasks at end'],
       results.map((r) => [
