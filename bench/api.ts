@@ -23,7 +23,8 @@ interface Load {
 }
 
 async function load(opts: autocannon.Options): Promise<Load> {
-  const result = await autocannon({ connections, duration: seconds, amount: maxRequests, ...opts });
+  // `amount` would override `duration`; `maxOverallRequests` caps the count alongside it.
+  const result = await autocannon({ connections, duration: seconds, maxOverallRequests: maxRequests, ...opts });
   const errors = result.errors + result.timeouts + result.non2xx;
   return { perSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors };
 }

@@ -10,9 +10,13 @@ import { loadSegmenter, type SegmenterOptions } from '../vision/remove-backgroun
 import { createTaskProcessor } from './process-task.ts';
 import { Worker } from './worker.ts';
 
-/** Intra-op threads per inference: the cores shared among the tasks that run at once. */
+/**
+ * Intra-op threads per inference: every core. The process has one session and its runs take
+ * turns, so worker slots beyond the first overlap downloads and encoding with inference rather
+ * than running inferences side by side.
+ */
 export function inferenceThreads(config: Config): number {
-  return config.inferenceThreads ?? Math.max(1, Math.floor(os.availableParallelism() / config.workerConcurrency));
+  return config.inferenceThreads ?? os.availableParallelism();
 }
 
 /** How this process's one model session is built for the configured worker. */

@@ -7,10 +7,10 @@ import { loadConfig } from '../../src/config.ts';
 import { segmenterOptions } from '../../src/worker/start-worker.ts';
 
 describe('segmenterOptions', () => {
-  it('shares the cores among the worker slots and saves the optimised graph in the data folder', () => {
+  it('gives the one session every core and saves the optimised graph in the data folder', () => {
     const config = loadConfig({ CUTOUT_DATA_DIR: '/srv/cutout', CUTOUT_WORKER_CONCURRENCY: '2' });
     assert.deepEqual(segmenterOptions(config), {
-      threads: Math.max(1, Math.floor(os.availableParallelism() / 2)),
+      threads: os.availableParallelism(),
       cacheDir: path.resolve('/srv/cutout/models'),
     });
   });
