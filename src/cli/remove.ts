@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { TaskError } from '../domain/errors.ts';
 import { outputFormats, precisions, subjects } from '../domain/removal-request.ts';
-import { inferenceThreads } from '../worker/start-worker.ts';
+import { segmenterOptions } from '../worker/start-worker.ts';
 import { loadSegmenter, removeBackground } from '../vision/remove-background.ts';
 import { parseFlags } from './args.ts';
 import { CliError } from './output.ts';
@@ -27,7 +27,7 @@ export async function removeCommand(config: Config, argv: string[]): Promise<voi
   if (positionals.length === 0) throw new CliError('usage: cutout remove FILE... --out-dir DIR [--subject S] [--precision P] [--format png|webp]', 2);
   const outDir = path.resolve(values['out-dir']);
   await fsp.mkdir(outDir, { recursive: true });
-  const segmenter = await loadSegmenter({ threads: inferenceThreads(config) });
+  const segmenter = await loadSegmenter(segmenterOptions(config));
   let failures = 0;
   for (const [index, file] of positionals.entries()) {
     const started = Date.now();

@@ -3,6 +3,10 @@
 import sharp, { type Metadata } from 'sharp';
 import { TaskError } from '../domain/errors.ts';
 
+// libvips' operation cache keeps up to 50 MB of recent results for reuse; every image here is new
+// and passes through once, so the cache only adds to the worker's resident memory.
+sharp.cache(false);
+
 /** Decoders we accept, as sharp names them (AVIF reports as `heif`). Anything else, SVG included, is refused. */
 const acceptedFormats: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'gif', 'heif', 'tiff']);
 

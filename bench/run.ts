@@ -1,0 +1,114 @@
+// `npm run bench`: our pipeline and the peer's removeBackground() side by side, each side in its own
+// child process, on the shared fixtures plus upscaled 2 MP and 12 MP photos. Prints tables; asserts nothing.
+// `--quick` takes fewer runs (the whole bench then stays within a few minutes on 2 cores).
+import { fork } from 'node:child_process';
+import os from 'node:os';
+import { benchImages, type BenchImage } from './images.ts';
+import type { Job, JobResult, Sample, Side } from './side.ts';
+import { fixed, median, p95, printTable } from './stats.ts';
+
+const quick = process.argv.includes('--quick');
+const fixturePasses = quick ? 1 : 5;
+const bigRuns = quick ? 3 : 5;
+const throughputImages = quick ? 6 : 14;
+
+function runChild(job: Job): Promise<JobResult> {
+  return new Promise((resolve, reject) => {
+    const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+    let result: JobResult | undefined;
+    child.on('message', (message) => (result = message as JobResult));
+    child.on('error', reject);
+    child.on('exit', (code) => (result ? resolve(result) : reject(new Error(`${job.side} ${job.kind} child exited with ${code}`))));
+  });
+}
+
+/** Fixture passes and big-photo runs are separate jobs' worth of images in one child: cold once. */
+function latencyImages(images: BenchImage[]): BenchImage[] {
+  const fixtures = images.filter((i) => i.group === 'fixtures');
+  const big = images.filter((i) => i.group !== 'fixtures');
+  return [...Array.from({ length: fixturePasses }, () => fixtures).flat(), ...big.flatMap((i) => Array.from({ length: bigRuns }, () => i))];
+}
+
+async function main(): Promise<void> {
+  const images = await benchImages();
+  const groups = [...new Set(images.map((i) => i.group))];
+  const sides: Side[] = ['ours-standard', 'ours-high', 'peer'];
+  console.log(`cutout bench${quick ? ' --quick' : ''}: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; ` +
+    `${images.filter((i) => i.group === 'fixtures').length} fixtures × ${fixturePasses} + ${bigRuns} runs of each upscaled photo per side\n`);
+
+  // The first start on a data folder saves the optimised graph; cold start is measured on later ones.
+  await runChild({ kind: 'latency', side: 'ours-standard', images: images.slice(0, 1), runs: 0 });
+  const latency = new Map<Side, JobResult>();
+  for (const side of sides) {
+    process.stdout.write(`latency: ${side}… `);
+    latency.set(side, await runChild({ kind: 'latency', side, images: latencyImages(images), runs: 1 }));
+    console.log('done');
+  }
+  const throughput = new Map<string, JobResult>();
+  const fixtures = images.filter((i) => i.group === 'fixtures');
+  const batch = Array.from({ length: throughputImages }, (_, i) => fixtures[i % fixtures.length]!);
+  for (const side of ['ours-standard', 'peer'] as const) {
+    for (const concurrency of [1, 2]) {
+      process.stdout.write(`throughput: ${side} × ${concurrency}… `);
+      throughput.set(`${side}/${concurrency}`, await runChild({ kind: 'throughput', side, images: batch, concurrency }));
+      console.log('done');
+    }
+  }
+  console.log();
+
+  const ms = (side: Side, group: string): number[] => latency.get(side)!.samples.filter((s) => s.group === group).map((s) => s.ms);
+  const ratio = (ours: number, peer: number): string => `${fixed(ours / peer, 2)} (${fixed(peer / ours, 1)}× faster)`;
+  console.log('Warm end-to-end latency, ms (encoded bytes in memory → encoded PNG cutout), median / p95; ratio ours/peer of medians');
+  printTable(
+    ['images', 'n', 'ours standard', 'ours high', 'peer (medium)', 'standard/peer', 'high/peer'],
+    groups.map((g) => [
+      g,
+      String(ms('peer', g).length),
+      ...sides.map((s) => `${fixed(median(ms(s, g)))} / ${fixed(p95(ms(s, g)))}`),
+      ratio(median(ms('ours-standard', g)), median(ms('peer', g))),
+      ratio(median(ms('ours-high', g)), median(ms('peer', g))),
+    ]),
+  );
+
+  const peer = latency.get('peer')!;
+  console.log('Cold start (process start → first cutout, first fixture) and peak RSS of each side in its own process');
+  printTable(
+    ['side', 'cold start ms', 'peak RSS MB', 'cold ours/peer', 'RSS ours/peer'],
+    sides.map((s) => {
+      const r = latency.get(s)!;
+      return [s, fixed(r.coldMs), fixed(r.peakRssMb), fixed(r.coldMs / peer.coldMs, 2), fixed(r.peakRssMb / peer.peakRssMb, 2)];
+    }),
+  );
+
+  for (const side of ['ours-standard', 'ours-high'] as const) {
+    const samples = latency.get(side)!.samples;
+    const stages = [...new Set(samples.flatMap((s) => Object.keys(s.timings)))];
+    console.log(`Our stages (${side}), median ms; share = everything but inference / end to end`);
+    printTable(
+      ['images', ...stages, 'end to end', 'non-inference share'],
+      groups.map((g) => {
+        const inGroup = samples.filter((s) => s.group === g);
+        const total = median(inGroup.map((s) => s.ms));
+        const other = median(inGroup.map((s: Sample) => s.ms - (s.timings.inference ?? 0)));
+        return [g, ...stages.map((st) => fixed(median(inGroup.map((s) => s.timings[st] ?? 0)), 1)), fixed(total), `${fixed((other / total) * 100, 1)} %`];
+      }),
+    );
+  }
+
+  console.log(`Throughput on ${throughputImages} fixtures, images per minute (worker slots = concurrency; our threads = cores / concurrency)`);
+  const best = (side: string) => Math.max(...[1, 2].map((c) => throughput.get(`${side}/${c}`)!.imagesPerMinute));
+  printTable(
+    ['side', 'concurrency 1', 'concurrency 2', 'peak RSS MB (1 / 2)', 'best'],
+    (['ours-standard', 'peer'] as const).map((s) => [
+      s,
+      fixed(throughput.get(`${s}/1`)!.imagesPerMinute, 1),
+      fixed(throughput.get(`${s}/2`)!.imagesPerMinute, 1),
+      `${fixed(throughput.get(`${s}/1`)!.peakRssMb)} / ${fixed(throughput.get(`${s}/2`)!.peakRssMb)}`,
+      fixed(best(s), 1),
+    ]),
+  );
+  console.log(`best throughput ours/peer: ${fixed(best('ours-standard') / best('peer'), 2)}`);
+  console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (other processes compete for the CPU when this is above ~0)`);
+}
+
+await main();

@@ -1,0 +1,68 @@
+// `npm run bench:soak`: 500 tasks (100 with --quick) through the real service's worker process
+// (SQLite, in-process worker, images from a loopback server), printing the worker process's RSS as
+// the tasks complete. The peak must stay under 1 GB and the RSS flat after warm-up.
+// `--concurrency N` and `--threads N` set the worker; `--env NAME=VALUE` passes an environment
+// variable to the worker process (e.g. MALLOC_ARENA_MAX=2) to compare allocator settings.
+import fs from 'node:fs';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { benchImages } from './images.ts';
+import { ServerUnderTest, startImageServer, type Report } from './service.ts';
+import { fixed, printTable } from './stats.ts';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    tasks: { type: 'string' },
+    concurrency: { type: 'string', default: '1' },
+    threads: { type: 'string' },
+    env: { type: 'string', multiple: true, default: [] },
+  },
+});
+const total = Number(values.tasks ?? (values.quick ? 100 : 500));
+const env = Object.fromEntries(values.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+const overrides: Record<string, string> = { CUTOUT_WORKER_CONCURRENCY: values.concurrency };
+if (values.threads) overrides.CUTOUT_INFERENCE_THREADS = values.threads;
+
+async function main(): Promise<void> {
+  const images = await benchImages();
+  // Mostly the fixtures, with a 2 MP and a 12 MP photo in the mix so large buffers come and go.
+  const photos = images.map((i) => fs.readFileSync(i.file));
+  const imageServer = await startImageServer(photos);
+  const server = await ServerUnderTest.start(overrides, env);
+  console.log(`cutout bench:soak: ${total} tasks, worker concurrency ${values.concurrency}, threads ${values.threads ?? 'auto'}, ` +
+    `env ${JSON.stringify(env)}; ${os.cpus().length} cores; other processes may compete for the CPU\n`);
+  const started = Date.now();
+  const samples: { done: number; seconds: number; report: Report }[] = [];
+  try {
+    for (let i = 0; i < total; i++) await server.create(`${imageServer.origin}/photo/${i}`);
+    let next = 0;
+    for (;;) {
+      const report = await server.report();
+      const done = (report.tasks.succeeded ?? 0) + (report.tasks.failed ?? 0);
+      if (done >= next || done >= total) {
+        samples.push({ done, seconds: (Date.now() - started) / 1000, report });
+        console.log(`${done} tasks, RSS ${fixed(report.rssMb)} MB, peak ${fixed(report.peakRssMb)} MB`);
+        next = done + Math.max(1, Math.floor(total / 20));
+      }
+      if (done >= total) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    await server.stop();
+    await imageServer.close();
+  }
+  console.log();
+  printTable(
+    ['tasks done', 'seconds', 'RSS MB', 'peak RSS MB'],
+    samples.map((s) => [String(s.done), fixed(s.seconds), fixed(s.report.rssMb), fixed(s.report.peakRssMb)]),
+  );
+  const last = samples.at(-1)!;
+  const warm = samples.find((s) => s.done >= total * 0.1) ?? samples[0]!;
+  const afterWarmUp = samples.filter((s) => s.done >= warm.done).map((s) => s.report.rssMb);
+  console.log(`failed tasks: ${last.report.tasks.failed ?? 0}`);
+  console.log(`peak RSS ${fixed(last.report.peakRssMb)} MB; RSS after warm-up (${warm.done} tasks) ${fixed(Math.min(...afterWarmUp))}–${fixed(Math.max(...afterWarmUp))} MB, ` +
+    `end minus warm-up ${fixed(last.report.rssMb - warm.report.rssMb)} MB; ${fixed((last.done / last.seconds) * 60, 1)} tasks per minute`);
+}
+
+await main();
