@@ -116,9 +116,9 @@ describeEachEngine('migrations', (engine) => {
       );
       assert.equal(runs.length, 6);
       const db = await openDatabase({ dataDir, databaseUrl: database?.url, poolSize: 1 });
-      const applied = await db.selectFrom('kysely_migration' as never).selectAll().execute();
+      const applied = (await db.selectFrom('kysely_migration' as never).selectAll().execute()) as { name: string }[];
       await db.destroy();
-      assert.equal(applied.length, 1);
+      assert.deepEqual(applied.map((m) => m.name).sort(), ['001-initial', '002-web']);
     } finally {
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
