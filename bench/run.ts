@@ -95,7 +95,7 @@ async function main(): Promise<void> {
       console.log('done');
     }
   }
-  console.log(`Throughput on ${throughputImages} fixtures, images per minute (worker slots = concurrency; our threads = cores / concurrency)`);
+  console.log(`Throughput on ${throughputImages} fixtures, images per minute (worker slots = concurrency; our one session keeps every core)`);
   const best = (side: string) => Math.max(...[1, 2].map((c) => throughput.get(`${side}/${c}`)!.imagesPerMinute));
   printTable(
     ['side', 'concurrency 1', 'concurrency 2', 'peak RSS MB (1 / 2)', 'best'],
