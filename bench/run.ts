@@ -44,16 +44,6 @@ async function main(): Promise<void> {
     latency.set(side, await runChild({ kind: 'latency', side, images: latencyImages(images), runs: 1 }));
     console.log('done');
   }
-  const throughput = new Map<string, JobResult>();
-  const fixtures = images.filter((i) => i.group === 'fixtures');
-  const batch = Array.from({ length: throughputImages }, (_, i) => fixtures[i % fixtures.length]!);
-  for (const side of ['ours-standard', 'peer'] as const) {
-    for (const concurrency of [1, 2]) {
-      process.stdout.write(`throughput: ${side} × ${concurrency}… `);
-      throughput.set(`${side}/${concurrency}`, await runChild({ kind: 'throughput', side, images: batch, concurrency }));
-      console.log('done');
-    }
-  }
   console.log();
 
   const ms = (side: Side, group: string): number[] => latency.get(side)!.samples.filter((s) => s.group === group).map((s) => s.ms);
@@ -95,7 +85,17 @@ async function main(): Promise<void> {
     );
   }
 
-  console.log(`Throughput on ${throughputImages} fixtures, images per minute (worker slots = concurrency; our threads = cores / concurrency)`);
+  const throughput = new Map<string, JobResult>();
+  const fixtures = images.filter((i) => i.group === 'fixtures');
+  const batch = Array.from({ length: throughputImages }, (_, i) => fixtures[i % fixtures.length]!);
+  for (const side of ['ours-standard', 'peer'] as const) {
+    for (const concurrency of [1, 2]) {
+      process.stdout.write(`throughput: ${side} × ${concurrency}… `);
+      throughput.set(`${side}/${concurrency}`, await runChild({ kind: 'throughput', side, images: batch, concurrency }));
+      console.log('done');
+    }
+  }
+  console.log(`Throughput on ${throughputImages} fixtures, images per minute (worker slots = concurrency; our one session keeps every core)`);
   const best = (side: string) => Math.max(...[1, 2].map((c) => throughput.get(`${side}/${c}`)!.imagesPerMinute));
   printTable(
     ['side', 'concurrency 1', 'concurrency 2', 'peak RSS MB (1 / 2)', 'best'],

@@ -14,8 +14,9 @@ try {
   const session = await createSession(workerData as SegmenterOptions);
   port.on('message', async ({ id, input }: ThreadRequest) => {
     try {
-      const mask = await runSession(session, input);
-      post({ id, mask }, [mask.buffer as ArrayBuffer]);
+      // A copy of our own to hand over: the output's memory belongs to onnxruntime.
+      const mask = (await runSession(session, input)).slice();
+      post({ id, mask }, [mask.buffer]);
     } catch (err) {
       post({ id, error: err instanceof Error ? err.message : String(err) });
     }
