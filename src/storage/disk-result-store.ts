@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isResultKey, resultKey, type ResultStore } from './result-store.ts';
+import { writeFileAtomically } from './atomic-write.ts';
 
 export class DiskResultStore implements ResultStore {
   constructor(private readonly dir: string) {
@@ -19,12 +20,8 @@ export class DiskResultStore implements ResultStore {
     return path.join(this.dir, key);
   }
 
-  /** Written to a temporary name and renamed, so a reader never sees half a file. */
   async put(key: string, data: Buffer): Promise<void> {
-    const target = this.pathOf(key);
-    const temp = `${target}.${process.pid}.tmp`;
-    await fsp.writeFile(temp, data);
-    await fsp.rename(temp, target);
+    await writeFileAtomically(this.pathOf(key), data);
   }
 
   async open(key: string): Promise<{ stream: fs.ReadStream; size: number } | undefined> {

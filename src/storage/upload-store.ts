@@ -5,6 +5,7 @@ import { randomToken } from '../domain/ids.ts';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomically } from './atomic-write.ts';
 
 const keyPattern = /^upl_[0-9a-z]{24}$/;
 
@@ -33,12 +34,8 @@ export class DiskUploadStore implements UploadStore {
     return path.join(this.dir, key);
   }
 
-  /** Written to a temporary name and renamed, so a reader never sees half a file. */
   async put(key: string, data: Buffer): Promise<void> {
-    const target = this.pathOf(key);
-    const temp = `${target}.${process.pid}.tmp`;
-    await fsp.writeFile(temp, data);
-    await fsp.rename(temp, target);
+    await writeFileAtomically(this.pathOf(key), data);
   }
 
   async read(key: string): Promise<Buffer | undefined> {
