@@ -44,6 +44,8 @@ export async function createAccount(
   db: Db,
   input: { email: string; plan: 'free' | 'paid'; credits: number },
   now = Date.now(),
+  /** More rows that belong to the new account, written in the same transaction (e.g. its password). */
+  alongside?: (tx: Tx, accountId: string) => Promise<void>,
 ): Promise<Account> {
   const id = newId('acct');
   return inTransaction(db, async (tx) => {
@@ -54,6 +56,7 @@ export async function createAccount(
       .values({ id, email: input.email, plan: input.plan, has_purchase: 0, credits_available: 0, credits_reserved: 0, created_at: now })
       .execute();
     if (input.credits > 0) await addCredits(tx, id, input.credits, 'grant', now);
+    await alongside?.(tx, id);
     return loadAccount(tx, id);
   });
 }

@@ -2,19 +2,20 @@
 import { z } from 'zod';
 import { randomToken } from '../domain/ids.ts';
 import { createAccount, type Account } from './accounts-repository.ts';
-import type { Db } from './database.ts';
+import type { Db, Tx } from './database.ts';
 
 export async function createWebAccount(
   db: Db,
   input: { email: string; passwordHash: string; credits: number },
   now = Date.now(),
 ): Promise<Account> {
-  const account = await createAccount(db, { email: input.email, plan: 'free', credits: input.credits }, now);
-  await setPasswordHash(db, account.id, input.passwordHash, now);
-  return account;
+  // One transaction: an account is never left without the password it was created with.
+  return createAccount(db, { email: input.email, plan: 'free', credits: input.credits }, now, (tx, accountId) =>
+    setPasswordHash(tx, accountId, input.passwordHash, now),
+  );
 }
 
-export async function setPasswordHash(db: Db, accountId: string, passwordHash: string, now = Date.now()): Promise<void> {
+export async function setPasswordHash(db: Db | Tx, accountId: string, passwordHash: string, now = Date.now()): Promise<void> {
   await db
     .insertInto('web_credentials')
     .values({ account_id: accountId, password_hash: passwordHash, created_at: now, updated_at: now })

@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findAccount } from '../../src/store/accounts-repository.ts';
+import { createWebAccount } from '../../src/store/web-accounts-repository.ts';
 import { json, runCli } from '../support/cli.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -195,6 +196,14 @@ describeEachEngine('web accounts', (engine) => {
     assert.equal((await client.post('/sign-in', { email, password: goodPassword })).response.status, 429);
     await server.db.deleteFrom('sign_in_attempts').where('id', 'like', 'att_bulk%').execute();
     assert.equal((await client.post('/sign-in', { email, password: goodPassword })).response.status, 303);
+  });
+
+  test('a sign-up whose password cannot be stored leaves no account behind', async () => {
+    const email = uniqueEmail();
+    // NOT NULL on the password hash makes the credential write fail after the account row was written.
+    await assert.rejects(createWebAccount(server.db, { email, passwordHash: null as unknown as string, credits: 4 }));
+    assert.equal(await server.db.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirst(), undefined);
+    assert.equal((await new WebClient(server.url).signUp(email, goodPassword)).status, 303, 'the email is still free to sign up with');
   });
 
   test('the admin CLI manages an account made in the browser, and the pages show what it did', async () => {
