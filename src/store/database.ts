@@ -102,16 +102,9 @@ export async function pingDatabase(db: Db): Promise<void> {
  * so that a read-then-write (check balance, then reserve) can never be upgraded into a busy error
  * by another process holding the file. On PostgreSQL it is a READ COMMITTED transaction; the
  * repositories take the row locks they need (FOR UPDATE) and fence updates with conditions.
- *
- * `durable: false` (PostgreSQL only) commits without waiting for the WAL flush. Only for writes
- * that are safe to lose in a database crash: a lost claim or heartbeat means some work is done
- * again (the lease token fences the stale attempt), never a lost task or a second charge. The
- * flush is the largest part of a small commit's cost, so the queue's bookkeeping skips it.
  */
-export async function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
-  const postgres = engineOf(db) === 'postgres';
-  // One round trip: without parameters the two statements go as one simple query.
-  const begin = !postgres ? sql`begin immediate` : options.durable === false ? sql`begin; set local synchronous_commit to off` : sql`begin`;
+export async function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const begin = engineOf(db) === 'postgres' ? sql`begin` : sql`begin immediate`;
   return db.connection().execute(async (conn) => {
     await begin.execute(conn);
     try {

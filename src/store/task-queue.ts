@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { TaskErrorCode } from '../domain/errors.ts';
 import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
 import { endAttemptPostgres } from './end-attempt-postgres.ts';
+import { claimPostgres, extendLeasePostgres } from './lease-postgres.ts';
 import { toTask, type Task } from './task-row.ts';
 
 export interface ClaimedTask {
@@ -18,13 +19,15 @@ export interface ClaimedTask {
  *
  * One statement, so one round trip: an UPDATE of the row a subquery picks. On PostgreSQL the
  * subquery locks its row with FOR UPDATE SKIP LOCKED: concurrent claimers each skip the rows others
- * are taking instead of queueing behind them, so N workers claim N different tasks at once. On
- * SQLite the statement is atomic under the database's write lock.
+ * are taking instead of queueing behind them, so N workers claim N different tasks at once (see
+ * lease-postgres.ts). On SQLite the statement is atomic under the database's write lock.
  */
 export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts: number }, now = Date.now()): Promise<ClaimedTask | undefined> {
   const leaseToken = randomUUID();
-  const row = await bookkeeping(db, (tx) =>
-    tx
+  const row =
+    engineOf(db) === 'postgres'
+      ? await claimPostgres(db, leaseToken, opts, now)
+      : await db
       .updateTable('tasks')
       .set((eb) => ({
         status: 'processing',
@@ -44,34 +47,23 @@ export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts
             ]),
           )
           .orderBy('created_at')
-          .limit(1)
-          .$if(engineOf(db) === 'postgres', (q) => q.forUpdate().skipLocked()),
+          .limit(1),
       )
       .returningAll()
-      .executeTakeFirst(),
-  );
+      .executeTakeFirst();
   return row ? { task: toTask(row), leaseToken } : undefined;
-}
-
-/**
- * Claims and heartbeats are single statements; on PostgreSQL they commit without waiting for the
- * WAL flush (see inTransaction), on SQLite they run as they are.
- */
-function bookkeeping<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return engineOf(db) === 'postgres' ? inTransaction(db, fn, { durable: false }) : fn(db);
 }
 
 /** Extends the lease of the attempt the caller holds; false means the attempt is no longer ours. */
 export async function extendLease(db: Db, taskId: string, leaseToken: string, leaseMs: number, now = Date.now()): Promise<boolean> {
-  const result = await bookkeeping(db, (tx) =>
-    tx
-      .updateTable('tasks')
-      .set({ lease_expires_at: now + leaseMs })
-      .where('id', '=', taskId)
-      .where('lease_token', '=', leaseToken)
-      .where('status', '=', 'processing')
-      .executeTakeFirst(),
-  );
+  if (engineOf(db) === 'postgres') return extendLeasePostgres(db, taskId, leaseToken, leaseMs, now);
+  const result = await db
+    .updateTable('tasks')
+    .set({ lease_expires_at: now + leaseMs })
+    .where('id', '=', taskId)
+    .where('lease_token', '=', leaseToken)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
