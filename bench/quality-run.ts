@@ -1,7 +1,7 @@
 // Runs the baseline and our pipeline on one decoded image, sharing model passes between recipes.
 import crypto from 'node:crypto';
 import sharp from 'sharp';
-import { composeCutout } from '../src/vision/compose.ts';
+import { composeCutout } from '../src/vision/cutout-bands.ts';
 import type { DecodedImage } from '../src/vision/decode.ts';
 import { computeMatte } from '../src/vision/matte.ts';
 import { modelSize, type Segmenter } from '../src/vision/model.ts';

@@ -1,20 +1,30 @@
-// Assembles the cutout's RGBA pixels at the source's full size from the photo and the matte.
+// Assembles the cutout's RGBA pixels at the source's full size from the photo and the matte, a band
+// of rows at a time (cutout-bands.ts runs the bands in parallel threads).
 import type { DecodedImage } from './decode.ts';
 import { decontaminator } from './foreground.ts';
+import { applyAtFullSize } from './guided-filter.ts';
 import type { Matte } from './matte.ts';
 
+/** The matte's full-size alpha for rows [from, to): the guided filter applied there, or a slice of the bytes it already has. */
+function alphaRows(image: DecodedImage, matte: Matte, from: number, to: number): Uint8Array {
+  const { alpha } = matte;
+  if (alpha.kind === 'bytes') return alpha.data.subarray(from * image.width, to * image.width);
+  return applyAtFullSize(alpha.coefficients, image.pixels, image.channels, image.width, image.height, alpha.curve, from, to);
+}
+
 /**
- * Raw RGBA pixels of the cutout: the matte's alpha (times any alpha the source had, so what was
- * transparent stays transparent) and the photo's colours, re-estimated where the alpha is partial.
+ * Writes rows [from, to) of the cutout into `out` (RGBA for the whole image, zero-filled): the
+ * matte's alpha (times any alpha the source had, so what was transparent stays transparent) and the
+ * photo's colours, re-estimated where the alpha is partial.
  */
-export function composeCutout(image: DecodedImage, matte: Matte): Buffer {
+export function composeRows(image: DecodedImage, matte: Matte, from: number, to: number, out: Uint8Array): void {
   const { width, height, channels, pixels } = image;
-  const out = Buffer.alloc(width * height * 4);
+  const ourAlpha = alphaRows(image, matte, from, to);
   const fix = matte.colours ? decontaminator(matte.colours, width, height) : null;
   const colour = new Float64Array(3);
-  for (let y = 0, o = 0; y < height; y++) {
-    for (let x = 0; x < width; x++, o++) {
-      const ours = matte.alpha[o]!;
+  for (let y = from, i = 0; y < to; y++) {
+    for (let x = 0, o = y * width; x < width; x++, o++, i++) {
+      const ours = ourAlpha[i]!;
       const alpha = channels === 4 ? Math.round((ours * pixels[o * 4 + 3]!) / 255) : ours;
       // Colours under fully transparent pixels stay zero: kept, they would carry the whole removed
       // background inside the file (and made a PNG 5–8× larger in our measurements).
@@ -37,5 +47,4 @@ export function composeCutout(image: DecodedImage, matte: Matte): Buffer {
       out[q + 3] = alpha;
     }
   }
-  return out;
 }

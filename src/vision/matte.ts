@@ -1,9 +1,10 @@
 // From decoded pixels to the cutout's alpha and colour fields: model passes → average at the
-// working resolution → guided refinement applied at full size → foreground colour fields.
+// working resolution → guided refinement solved there (applied at full size when the cutout is
+// composed, cutout-bands.ts) → foreground colour fields.
 import sharp from 'sharp';
 import type { DecodedImage } from './decode.ts';
 import { colourFields, type ColourFields } from './foreground.ts';
-import { applyAtFullSize, applyAtWorkingSize, guidedCoefficients, type GuidePlanes } from './guided-filter.ts';
+import { applyAtWorkingSize, guidedCoefficients, type GuidedCoefficients, type GuidePlanes } from './guided-filter.ts';
 import { modelSize, type Segmenter } from './model.ts';
 import { resample } from './planes.ts';
 import { mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
@@ -12,9 +13,14 @@ import { alphaCurve, workingSide, type Recipe } from './recipe.ts';
 export type MatteStage = 'preprocess' | 'inference' | 'refine' | 'foreground';
 export type StageRunner = <T>(name: MatteStage, work: () => Promise<T>) => Promise<T>;
 
+/**
+ * The full-size alpha (the source's own alpha not yet applied): the guided filter's coefficients,
+ * applied at full size band by band when the cutout is composed, or its bytes when not refined.
+ */
+export type FullSizeAlpha = { kind: 'guided'; coefficients: GuidedCoefficients; curve: Uint8Array } | { kind: 'bytes'; data: Uint8Array };
+
 export interface Matte {
-  /** Full-size alpha, one byte per pixel (the source's own alpha not yet applied). */
-  alpha: Uint8Array;
+  alpha: FullSizeAlpha;
   /** Smooth foreground/background colours for decontamination, or null when the recipe skips it. */
   colours: ColourFields | null;
 }
@@ -66,7 +72,7 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
     const coefficients = guidedCoefficients(guide, mask, width, height, radius, recipe.refine.epsilon);
     const working = applyAtWorkingSize(coefficients, guide);
     for (let i = 0; i < working.length; i++) working[i] = curve[Math.round(working[i]! * 1024)]! / 255;
-    return { alpha: applyAtFullSize(coefficients, image.pixels, image.channels, image.width, image.height, curve), workingAlpha: working };
+    return { alpha: { kind: 'guided', coefficients, curve } as FullSizeAlpha, workingAlpha: working };
   });
   const colours = recipe.decontaminate
     ? await stage('foreground', async () => {
@@ -113,7 +119,7 @@ function subjectBox(sum: Float32Array, weight: Float32Array, width: number, heig
 }
 
 /** Without refinement: the mask through the curve, bilinearly resized to full size by sharp. */
-async function plainUpsampling(mask: Float32Array, width: number, height: number, image: DecodedImage, curve: Uint8Array) {
+async function plainUpsampling(mask: Float32Array, width: number, height: number, image: DecodedImage, curve: Uint8Array): Promise<{ alpha: FullSizeAlpha; workingAlpha: Float32Array }> {
   const working = new Float32Array(mask.length);
   const bytes = new Uint8Array(mask.length);
   for (let i = 0; i < mask.length; i++) {
@@ -125,7 +131,7 @@ async function plainUpsampling(mask: Float32Array, width: number, height: number
     .extractChannel(0)
     .raw()
     .toBuffer();
-  return { alpha: new Uint8Array(alpha.buffer, alpha.byteOffset, alpha.length), workingAlpha: working };
+  return { alpha: { kind: 'bytes', data: alpha }, workingAlpha: working };
 }
 
 /** The photo at the working size as colour planes in [0, 1], a transparent source seen over grey as the model sees it. */

@@ -1,7 +1,7 @@
 // The segmenter: one onnxruntime session per process, in its own thread, shared by every removal.
-import { Worker } from 'node:worker_threads';
 import type { ThreadReply, ThreadRequest } from './inference-thread.ts';
 import { modelSize, type SegmenterOptions } from './model-session.ts';
+import { startThread } from './start-thread.ts';
 
 export { modelSize, sessionOptions, type SegmenterOptions } from './model-session.ts';
 
@@ -27,21 +27,8 @@ export function loadSegmenter(options: SegmenterOptions): Promise<Segmenter> {
   return loading;
 }
 
-/**
- * Starts the inference thread: its module as JavaScript when built, as TypeScript through tsx when
- * run from source (tests, benches). The process's other --import hooks are not for this thread.
- */
-function startThread(options: SegmenterOptions): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./inference-thread.js', import.meta.url), { workerData: options, execArgv: [] });
-  // A thread does not get tsx's hooks from --import before its first module loads, so it registers them itself.
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./inference-thread.ts', import.meta.url).href;
-  const bootstrap = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: options, execArgv: [] });
-}
-
 function createSegmenter(options: SegmenterOptions): Promise<Segmenter> {
-  const thread = startThread(options);
+  const thread = startThread('inference-thread', options);
   const pending = new Map<number, { resolve: (mask: Float32Array) => void; reject: (err: Error) => void }>();
   let nextId = 0;
   let broken: Error | undefined;

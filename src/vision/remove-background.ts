@@ -1,7 +1,7 @@
 // The background-removal pipeline: decode → preprocess → inference → refine → foreground → compose → encode.
 import { TaskError } from '../domain/errors.ts';
 import type { OutputFormat, Precision, Subject } from '../domain/removal-request.ts';
-import { composeCutout } from './compose.ts';
+import { composeCutout } from './cutout-bands.ts';
 import { decodeImage, readHeader } from './decode.ts';
 import { assertEncodable, encodeCutout } from './encode.ts';
 import { computeMatte } from './matte.ts';
@@ -22,7 +22,10 @@ export interface RemovalOptions {
   recipe?: Recipe;
 }
 
-/** `refine`: guided filter at full size; `foreground`: colour-decontamination fields (applied in `compose`). */
+/**
+ * `refine`: the guided filter solved at the working size; `foreground`: colour-decontamination
+ * fields; `compose`: both applied at full size, in parallel bands, and the RGBA assembled.
+ */
 export type Stage = 'decode' | 'preprocess' | 'inference' | 'refine' | 'foreground' | 'compose' | 'encode';
 
 export interface RemovalResult {
@@ -62,7 +65,7 @@ export async function removeBackground(segmenter: Segmenter, input: Buffer, opti
     return decodeImage(input, options.maxPixels);
   });
   const matte = await computeMatte(segmenter, image, options.recipe ?? recipeFor(options.subject, options.precision, image.width, image.height), stage);
-  const rgba = await stage('compose', async () => composeCutout(image, matte));
+  const rgba = await stage('compose', () => composeCutout(image, matte));
   const data = await stage('encode', () => encodeCutout(rgba, image.width, image.height, options.format));
   return { data, width: image.width, height: image.height, format: options.format, timings };
 }
