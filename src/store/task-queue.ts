@@ -24,33 +24,34 @@ export interface ClaimedTask {
  */
 export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts: number }, now = Date.now()): Promise<ClaimedTask | undefined> {
   const leaseToken = randomUUID();
-  const row =
-    engineOf(db) === 'postgres'
-      ? await claimPostgres(db, leaseToken, opts, now)
-      : await db
-      .updateTable('tasks')
-      .set((eb) => ({
-        status: 'processing',
-        attempts: eb('attempts', '+', 1),
-        lease_token: leaseToken,
-        lease_expires_at: now + opts.leaseMs,
-        updated_at: now,
-      }))
-      .where('id', '=', (eb) =>
-        eb
-          .selectFrom('tasks')
-          .select('id')
-          .where((w) =>
-            w.or([
-              w('status', '=', 'queued'),
-              w.and([w('status', '=', 'processing'), w('lease_expires_at', '<', now), w('attempts', '<', opts.maxAttempts)]),
-            ]),
-          )
-          .orderBy('created_at')
-          .limit(1),
-      )
-      .returningAll()
-      .executeTakeFirst();
+  if (engineOf(db) === 'postgres') {
+    const row = await claimPostgres(db, leaseToken, opts, now);
+    return row ? { task: toTask(row), leaseToken } : undefined;
+  }
+  const row = await db
+    .updateTable('tasks')
+    .set((eb) => ({
+      status: 'processing',
+      attempts: eb('attempts', '+', 1),
+      lease_token: leaseToken,
+      lease_expires_at: now + opts.leaseMs,
+      updated_at: now,
+    }))
+    .where('id', '=', (eb) =>
+      eb
+        .selectFrom('tasks')
+        .select('id')
+        .where((w) =>
+          w.or([
+            w('status', '=', 'queued'),
+            w.and([w('status', '=', 'processing'), w('lease_expires_at', '<', now), w('attempts', '<', opts.maxAttempts)]),
+          ]),
+        )
+        .orderBy('created_at')
+        .limit(1),
+    )
+    .returningAll()
+    .executeTakeFirst();
   return row ? { task: toTask(row), leaseToken } : undefined;
 }
 
