@@ -2,11 +2,21 @@ import { randomBytes } from 'node:crypto';
 
 const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
 
+// Every request gets a random id: drawing bytes from a pool filled 4 KiB at a time makes one
+// system call per ~200 ids instead of one each. No byte is handed out twice.
+const pool = Buffer.alloc(4096);
+let used = pool.length;
+
 /** A random base-36 string; 20 characters carry about 103 bits. */
 export function randomToken(length: number): string {
-  const bytes = randomBytes(length);
   let out = '';
-  for (const b of bytes) out += alphabet[b % 36];
+  for (let i = 0; i < length; i++) {
+    if (used === pool.length) {
+      randomBytes(pool.length).copy(pool);
+      used = 0;
+    }
+    out += alphabet[pool[used++]! % 36];
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { newId, randomToken } from '../domain/ids.ts';
+import { compiledOnce } from './compiled-once.ts';
 import type { Db } from './database.ts';
 import { toAccount, type Account } from './accounts-repository.ts';
 
@@ -61,16 +62,21 @@ export async function deleteApiKey(db: Db, keyId: string, now = Date.now()): Pro
   return Number(result.numUpdatedRows) > 0;
 }
 
+const selectLiveKey = compiledOnce<Record<string, unknown> & { key_id: string; last_used_at: number | null }, [string]>(
+  (db, keyHash) =>
+    db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .selectAll('accounts')
+      .select(['api_keys.id as key_id', 'api_keys.last_used_at'])
+      .where('api_keys.key_hash', '=', keyHash)
+      .where('api_keys.deleted_at', 'is', null),
+  1,
+);
+
 export async function authenticateApiKey(db: Db, key: string, now = Date.now()): Promise<{ keyId: string; account: Account } | undefined> {
   if (!isWellFormedApiKey(key)) return undefined;
-  const row = await db
-    .selectFrom('api_keys')
-    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .selectAll('accounts')
-    .select(['api_keys.id as key_id', 'api_keys.last_used_at'])
-    .where('api_keys.key_hash', '=', hashApiKey(key))
-    .where('api_keys.deleted_at', 'is', null)
-    .executeTakeFirst();
+  const [row] = await selectLiveKey(db, hashApiKey(key));
   if (!row) return undefined;
   if (row.last_used_at === null || Number(row.last_used_at) < now - lastUsedResolutionMs) {
     await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.key_id).execute();

@@ -3,15 +3,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import * as initial from './migrations/001-initial.ts';
 import * as web from './migrations/002-web.ts';
+import * as activeTasks from './migrations/003-active-tasks.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
   '002-web': web,
+  '003-active-tasks': activeTasks,
 };
 
 export type Db = Kysely<Database>;
@@ -46,7 +48,29 @@ function openSqlite(dataDir: string): Db {
   file.pragma('busy_timeout = 5000');
   file.pragma('foreign_keys = ON');
   file.pragma('synchronous = NORMAL');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
+}
+
+/**
+ * Kysely prepares every query it runs; parsing the SQL again was the largest single cost of a poll
+ * (`npm run bench:api` profile). The statements are kept by their text instead, the oldest dropped
+ * past a bound because a few queries (IN lists) vary in shape. Reuse is safe: the driver runs one
+ * statement at a time to completion (all/run), never two iterations of one statement at once.
+ */
+function withStatementCache(file: SQLite.Database, limit = 256): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => void file.close(),
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (!statement) {
+        statement = file.prepare(text);
+        if (statements.size >= limit) statements.delete(statements.keys().next().value!);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 // Times and counts are bigint columns; epoch milliseconds fit a double exactly, so they are read

@@ -26,7 +26,8 @@ export async function endAttemptPostgres(db: Db, taskId: string, leaseToken: str
       returning id, account_id, credits
     ), settled as (
       update accounts
-      set credits_available = credits_available + ${refund}, credits_reserved = credits_reserved - ended.credits
+      set credits_available = credits_available + ${refund}, credits_reserved = credits_reserved - ended.credits,
+          active_tasks = active_tasks - 1
       from ended
       where accounts.id = ended.account_id
     )

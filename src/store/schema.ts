@@ -11,6 +11,8 @@ export interface AccountsTable {
   has_purchase: number;
   credits_available: number;
   credits_reserved: number;
+  /** Queued and processing tasks; moves with credits_reserved. */
+  active_tasks: Generated<number>;
   created_at: number;
 }
 

@@ -185,6 +185,7 @@ async function settleReservation(tx: Tx, task: Task, kind: 'charge' | 'refund', 
     .set((eb) => ({
       credits_available: eb('credits_available', '+', availableDelta),
       credits_reserved: eb('credits_reserved', '-', cost),
+      active_tasks: eb('active_tasks', '-', 1),
     }))
     .where('id', '=', task.account_id)
     .execute();

@@ -4,6 +4,7 @@ import { newId } from '../domain/ids.ts';
 import { canonicalFingerprint, creditCost, type RemovalInput } from '../domain/removal-request.ts';
 import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
 import { toTask, type Task } from './task-row.ts';
+import { compiledOnce } from './compiled-once.ts';
 
 export interface CreateTaskRequest {
   accountId: string;
@@ -44,36 +45,34 @@ export async function createTask(db: Db, req: CreateTaskRequest, now = Date.now(
       }
     }
 
-    const active = await tx
-      .selectFrom('tasks')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('account_id', '=', req.accountId)
-      .where('status', 'in', ['queued', 'processing'])
-      .executeTakeFirstOrThrow();
-    if (Number(active.n) >= req.maxActiveTasks) {
-      throw new ApiError(
-        'concurrency_limit',
-        `At most ${req.maxActiveTasks} tasks may be queued or processing at once; wait for one to finish.`,
-        { 'Retry-After': String(concurrencyRetryAfterSeconds) },
-      );
-    }
-
+    // The limit and the balance are checked by the reserving update itself; only a refusal reads
+    // the row again, to say which one refused (the active-task limit is reported first).
     const cost = creditCost[req.input.precision];
     const reserved = await tx
       .updateTable('accounts')
       .set((eb) => ({
         credits_available: eb('credits_available', '-', cost),
         credits_reserved: eb('credits_reserved', '+', cost),
+        active_tasks: eb('active_tasks', '+', 1),
       }))
       .where('id', '=', req.accountId)
+      .where('active_tasks', '<', req.maxActiveTasks)
       .where('credits_available', '>=', cost)
       .executeTakeFirst();
     if (Number(reserved.numUpdatedRows) === 0) {
+      const account = await tx.selectFrom('accounts').select('active_tasks').where('id', '=', req.accountId).executeTakeFirstOrThrow();
+      if (Number(account.active_tasks) >= req.maxActiveTasks) {
+        throw new ApiError(
+          'concurrency_limit',
+          `At most ${req.maxActiveTasks} tasks may be queued or processing at once; wait for one to finish.`,
+          { 'Retry-After': String(concurrencyRetryAfterSeconds) },
+        );
+      }
       throw new ApiError('insufficient_credits', `This task needs ${cost} credit${cost > 1 ? 's' : ''}; the account does not have enough.`);
     }
 
     const id = newId('bgr');
-    await tx
+    const row = await tx
       .insertInto('tasks')
       .values({
         id,
@@ -97,7 +96,8 @@ export async function createTask(db: Db, req: CreateTaskRequest, now = Date.now(
         updated_at: now,
         finished_at: null,
       })
-      .execute();
+      .returningAll()
+      .executeTakeFirstOrThrow();
     await tx
       .insertInto('credit_ledger')
       .values({ account_id: req.accountId, task_id: id, kind: 'reserve', available_delta: -cost, reserved_delta: cost, created_at: now })
@@ -109,7 +109,7 @@ export async function createTask(db: Db, req: CreateTaskRequest, now = Date.now(
         .values({ account_id: req.accountId, key: req.idempotencyKey, fingerprint, task_id: id, created_at: now })
         .execute();
     }
-    return { task: toTask(await tx.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow()), replayed: false };
+    return { task: toTask(row), replayed: false };
   });
 }
 
@@ -126,8 +126,13 @@ async function findIdempotentTask(tx: Tx, accountId: string, key: string): Promi
 }
 
 /** Another account's task is indistinguishable from a missing one. */
+const selectTaskForAccount = compiledOnce<unknown, [string, string]>(
+  (db, taskId, accountId) => db.selectFrom('tasks').selectAll().where('id', '=', taskId).where('account_id', '=', accountId),
+  2,
+);
+
 export async function findTaskForAccount(db: Db, taskId: string, accountId: string): Promise<Task | undefined> {
-  const row = await db.selectFrom('tasks').selectAll().where('id', '=', taskId).where('account_id', '=', accountId).executeTakeFirst();
+  const [row] = await selectTaskForAccount(db, taskId, accountId);
   return row ? toTask(row) : undefined;
 }
 

@@ -91,6 +91,32 @@ describeEachEngine('the task queue', (engine) => {
     assert.equal((await findAccount(store.db, accountId))?.creditsReserved, 0);
   });
 
+  test('the active-task limit counts queued and processing tasks: a finished task frees its slot, a released one keeps it', async () => {
+    const account = await createAccount(store.db, { email: `limit-${Date.now()}@example.test`, plan: 'paid', credits: 10 });
+    // Created long ago, so that these are the oldest tasks in the queue and the next claims take them.
+    const create = (at: number) => createTask(store.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 2 }, at);
+    await create(1);
+    await create(2);
+    await assert.rejects(create(3), { code: 'concurrency_limit' });
+    const first = await claimNextTask(store.db, lease);
+    assert.equal(first?.task.account_id, account.id);
+    await assert.rejects(create(3), { code: 'concurrency_limit' }, 'a processing task still counts');
+    assert.ok(await releaseTask(store.db, first.task.id, first.leaseToken));
+    await assert.rejects(create(3), { code: 'concurrency_limit' }, 'a released task is queued again and still counts');
+    const again = await claimNextTask(store.db, lease);
+    assert.ok(again && (await completeTask(store.db, again.task.id, again.leaseToken, { key: 'done.png', width: 1, height: 1 })));
+    await create(3);
+    const next = await claimNextTask(store.db, lease);
+    assert.ok(next && (await failTask(store.db, next.task.id, next.leaseToken, { code: 'processing_failed', message: 'broken' })));
+    await create(4);
+    await assert.rejects(create(5), { code: 'concurrency_limit' });
+    for (const left of [await claimNextTask(store.db, lease), await claimNextTask(store.db, lease)]) {
+      assert.equal(left?.task.account_id, account.id);
+      await completeTask(store.db, left.task.id, left.leaseToken, { key: 'done.png', width: 1, height: 1 });
+    }
+    assert.equal((await findAccount(store.db, account.id))?.creditsReserved, 0);
+  });
+
   test('a released task is queued again without spending an attempt', async () => {
     const { ids } = await queueTasks(store.db, 1);
     const claimed = await claimNextTask(store.db, lease);
@@ -118,7 +144,7 @@ describeEachEngine('migrations', (engine) => {
       const db = await openDatabase({ dataDir, databaseUrl: database?.url, poolSize: 1 });
       const applied = (await db.selectFrom('kysely_migration' as never).selectAll().execute()) as { name: string }[];
       await db.destroy();
-      assert.deepEqual(applied.map((m) => m.name).sort(), ['001-initial', '002-web']);
+      assert.deepEqual(applied.map((m) => m.name).sort(), ['001-initial', '002-web', '003-active-tasks']);
     } finally {
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
