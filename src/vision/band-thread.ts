@@ -1,6 +1,6 @@
 // A thread of the band pool (cutout-bands.ts): composes the rows it is given into the shared
-// output. The photo and the output are shared memory; the matte's small working-size fields come
-// as copies.
+// output. The photo, the matte's fields and the output are all shared memory: nothing large is
+// copied into the thread or kept there between jobs.
 import { parentPort } from 'node:worker_threads';
 import { composeRows } from './compose.ts';
 import type { DecodedImage } from './decode.ts';

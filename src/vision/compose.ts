@@ -2,14 +2,14 @@
 // of rows at a time (cutout-bands.ts runs the bands in parallel threads).
 import type { DecodedImage } from './decode.ts';
 import { decontaminator } from './foreground.ts';
-import { applyAtFullSize } from './guided-filter.ts';
+import { fullSizeAlphaRows, type AlphaRowWriter } from './guided-filter.ts';
 import type { Matte } from './matte.ts';
 
-/** The matte's full-size alpha for rows [from, to): the guided filter applied there, or a slice of the bytes it already has. */
-function alphaRows(image: DecodedImage, matte: Matte, from: number, to: number): Uint8Array {
+/** Writes a row of the matte's full-size alpha: the guided filter applied there, or a copy of the bytes it already has. */
+function alphaRows(image: DecodedImage, matte: Matte): AlphaRowWriter {
   const { alpha } = matte;
-  if (alpha.kind === 'bytes') return alpha.data.subarray(from * image.width, to * image.width);
-  return applyAtFullSize(alpha.coefficients, image.pixels, image.channels, image.width, image.height, alpha.curve, from, to);
+  if (alpha.kind === 'bytes') return (y, out) => out.set(alpha.data.subarray(y * image.width, (y + 1) * image.width));
+  return fullSizeAlphaRows(alpha.coefficients, image.pixels, image.channels, image.width, image.height, alpha.curve);
 }
 
 /**
@@ -19,12 +19,14 @@ function alphaRows(image: DecodedImage, matte: Matte, from: number, to: number):
  */
 export function composeRows(image: DecodedImage, matte: Matte, from: number, to: number, out: Uint8Array): void {
   const { width, height, channels, pixels } = image;
-  const ourAlpha = alphaRows(image, matte, from, to);
+  const writeAlpha = alphaRows(image, matte);
+  const row = new Uint8Array(width);
   const fix = matte.colours ? decontaminator(matte.colours, width, height) : null;
   const colour = new Float64Array(3);
-  for (let y = from, i = 0; y < to; y++) {
-    for (let x = 0, o = y * width; x < width; x++, o++, i++) {
-      const ours = ourAlpha[i]!;
+  for (let y = from; y < to; y++) {
+    writeAlpha(y, row);
+    for (let x = 0, o = y * width; x < width; x++, o++) {
+      const ours = row[x]!;
       const alpha = channels === 4 ? Math.round((ours * pixels[o * 4 + 3]!) / 255) : ours;
       // Colours under fully transparent pixels stay zero: kept, they would carry the whole removed
       // background inside the file (and made a PNG 5–8× larger in our measurements).

@@ -62,37 +62,30 @@ export function applyAtWorkingSize(c: GuidedCoefficients, guide: GuidePlanes): F
   return out;
 }
 
+/** Writes one full-size row (y) of alpha into `out`. */
+export type AlphaRowWriter = (y: number, out: Uint8Array) => void;
+
 /**
- * Applies the coefficients, bilinearly upsampled, to rows [from, to) of the full-resolution photo
- * (interleaved 8-bit, `channels` per pixel, colour in the first three) and passes each value through
- * `curve` (a lookup table from q·1024, clamped, to the alpha byte). Returns those rows' alpha; only
- * byte-sized buffers exist at full size.
+ * Applies the coefficients, bilinearly upsampled, to the full-resolution photo (interleaved 8-bit,
+ * `channels` per pixel, colour in the first three) one row at a time, and passes each value through
+ * `curve` (a lookup table from q·1024, clamped, to the alpha byte). Only byte-sized rows exist at
+ * full size.
  */
-export function applyAtFullSize(
-  c: GuidedCoefficients,
-  pixels: Uint8Array,
-  channels: number,
-  width: number,
-  height: number,
-  curve: Uint8Array,
-  from = 0,
-  to = height,
-): Uint8Array {
-  const alpha = new Uint8Array(width * (to - from));
+export function fullSizeAlphaRows(c: GuidedCoefficients, pixels: Uint8Array, channels: number, width: number, height: number, curve: Uint8Array): AlphaRowWriter {
   const xs = axisSamples(width, 0, c.width, c.width);
   const ys = axisSamples(height, 0, c.height, c.height);
   const fields = [c.a[0], c.a[1], c.a[2], c.b];
   // Each full-size row needs the fields interpolated between two working rows: done once per row, then per pixel along x.
   const rows = fields.map(() => new Float32Array(c.width));
+  const [ra, ga, ba, bb] = rows as [Float32Array, Float32Array, Float32Array, Float32Array];
   const last = curve.length - 1;
-  for (let y = from; y < to; y++) {
+  return (y, out) => {
     const r0 = ys.lo[y]! * c.width, r1 = ys.hi[y]! * c.width, ty = ys.t[y]!;
     for (let f = 0; f < 4; f++) {
       const field = fields[f]!, row = rows[f]!;
       for (let x = 0; x < c.width; x++) row[x] = field[r0 + x]! + (field[r1 + x]! - field[r0 + x]!) * ty;
     }
-    const [ra, ga, ba, bb] = rows as [Float32Array, Float32Array, Float32Array, Float32Array];
-    for (let x = 0, p = y * width * channels, o = (y - from) * width; x < width; x++, p += channels, o++) {
+    for (let x = 0, p = y * width * channels; x < width; x++, p += channels) {
       const x0 = xs.lo[x]!, x1 = xs.hi[x]!, tx = xs.t[x]!;
       const q =
         ((ra[x0]! + (ra[x1]! - ra[x0]!) * tx) * pixels[p]! +
@@ -100,8 +93,7 @@ export function applyAtFullSize(
           (ba[x0]! + (ba[x1]! - ba[x0]!) * tx) * pixels[p + 2]!) / 255 +
         (bb[x0]! + (bb[x1]! - bb[x0]!) * tx);
       const index = Math.round(q * last);
-      alpha[o] = curve[index < 0 ? 0 : index > last ? last : index]!;
+      out[x] = curve[index < 0 ? 0 : index > last ? last : index]!;
     }
-  }
-  return alpha;
+  };
 }

@@ -13,3 +13,10 @@ export function sharedBytes(bytes: Uint8Array): Buffer {
 export function sharedZeros(length: number): Buffer {
   return Buffer.from(new SharedArrayBuffer(length));
 }
+
+/** `values` copied into shared memory. */
+export function sharedFloats(values: Float32Array): Float32Array {
+  const shared = new Float32Array(new SharedArrayBuffer(values.byteLength));
+  shared.set(values);
+  return shared;
+}

@@ -1,8 +1,16 @@
 // Edge-aware refinement on synthetic images whose true edge is known exactly.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyAtFullSize, guidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
+import { fullSizeAlphaRows, guidedCoefficients, type GuidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
+
+/** The whole full-size alpha, row by row as the pipeline writes it. */
+function applyAtFullSize(c: GuidedCoefficients, pixels: Uint8Array, channels: number, width: number, height: number, curve: Uint8Array): Uint8Array {
+  const alpha = new Uint8Array(width * height);
+  const write = fullSizeAlphaRows(c, pixels, channels, width, height, curve);
+  for (let y = 0; y < height; y++) write(y, alpha.subarray(y * width, (y + 1) * width));
+  return alpha;
+}
 
 /** A dark-green left part and a light-orange right part meeting in a sharp vertical edge at `edge` (full-size pixels). */
 function photo(width: number, height: number, edge: number): Uint8Array {
