@@ -1,27 +1,22 @@
-// A thread of the band pool (cutout-bands.ts): composes the rows it is given into the shared
-// output. The photo, the matte's fields and the output are all shared memory: nothing large is
-// copied into the thread or kept there between jobs.
+// A thread of the band pool (cutout-bands.ts): composes the band it is given and hands every
+// buffer back with the result, so that nothing large stays in this thread between jobs (an idle
+// thread would otherwise hold it until its next garbage collection, which may be long in coming).
 import { parentPort } from 'node:worker_threads';
-import { composeRows } from './compose.ts';
-import type { DecodedImage } from './decode.ts';
-import type { Matte } from './matte.ts';
+import { bandBuffers, composeBand, type Band } from './compose.ts';
 
 export interface BandRequest {
   id: number;
-  image: DecodedImage;
-  matte: Matte;
-  from: number;
-  to: number;
-  out: Uint8Array;
+  band: Band;
 }
-export type BandReply = { id: number } | { id: number; error: string };
+export type BandReply = { id: number; out: Uint8Array } | { id: number; error: string };
 
 const port = parentPort!;
-port.on('message', ({ id, image, matte, from, to, out }: BandRequest) => {
+port.on('message', ({ id, band }: BandRequest) => {
+  const buffers = bandBuffers(band);
   try {
-    composeRows(image, matte, from, to, out);
-    port.postMessage({ id } satisfies BandReply);
+    composeBand(band);
+    port.postMessage({ id, out: band.out } satisfies BandReply, buffers);
   } catch (err) {
-    port.postMessage({ id, error: err instanceof Error ? err.message : String(err) } satisfies BandReply);
+    port.postMessage({ id, error: err instanceof Error ? err.message : String(err) } satisfies BandReply, buffers);
   }
 });

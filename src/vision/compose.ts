@@ -1,31 +1,55 @@
 // Assembles the cutout's RGBA pixels at the source's full size from the photo and the matte, a band
 // of rows at a time (cutout-bands.ts runs the bands in parallel threads).
-import type { DecodedImage } from './decode.ts';
 import { decontaminator } from './foreground.ts';
 import { fullSizeAlphaRows, type AlphaRowWriter } from './guided-filter.ts';
 import type { Matte } from './matte.ts';
 
+/** Rows [from, to) of a width × height cutout: the photo's and the matte's rows in, RGBA rows out. */
+export interface Band {
+  width: number;
+  height: number;
+  channels: 3 | 4;
+  from: number;
+  to: number;
+  /** The photo's rows [from, to), interleaved 8-bit. */
+  pixels: Uint8Array;
+  /** The matte; alpha bytes, when it has them, are rows [from, to) only. */
+  matte: Matte;
+  /** RGBA rows [from, to), zero-filled. */
+  out: Uint8Array;
+}
+
+/** Every buffer a band holds, each once: the list of what moves between the threads. */
+export function bandBuffers(band: Band): ArrayBuffer[] {
+  const { alpha, colours } = band.matte;
+  const views: ArrayBufferView[] = [band.pixels, band.out];
+  if (alpha.kind === 'bytes') views.push(alpha.data);
+  else views.push(...alpha.coefficients.a, alpha.coefficients.b);
+  if (colours) views.push(...colours.foreground, ...colours.background);
+  return [...new Set(views.map((v) => v.buffer as ArrayBuffer))];
+}
+
 /** Writes a row of the matte's full-size alpha: the guided filter applied there, or a copy of the bytes it already has. */
-function alphaRows(image: DecodedImage, matte: Matte): AlphaRowWriter {
+function alphaRows(band: Band): AlphaRowWriter {
+  const { width, height, channels, from, pixels, matte } = band;
   const { alpha } = matte;
-  if (alpha.kind === 'bytes') return (y, out) => out.set(alpha.data.subarray(y * image.width, (y + 1) * image.width));
-  return fullSizeAlphaRows(alpha.coefficients, image.pixels, image.channels, image.width, image.height, alpha.curve);
+  if (alpha.kind === 'bytes') return (y, out) => out.set(alpha.data.subarray((y - from) * width, (y - from + 1) * width));
+  return fullSizeAlphaRows(alpha.coefficients, pixels, channels, width, height, alpha.curve, from);
 }
 
 /**
- * Writes rows [from, to) of the cutout into `out` (RGBA for the whole image, zero-filled): the
- * matte's alpha (times any alpha the source had, so what was transparent stays transparent) and the
- * photo's colours, re-estimated where the alpha is partial.
+ * Composes a band: the matte's alpha (times any alpha the source had, so what was transparent
+ * stays transparent) and the photo's colours, re-estimated where the alpha is partial.
  */
-export function composeRows(image: DecodedImage, matte: Matte, from: number, to: number, out: Uint8Array): void {
-  const { width, height, channels, pixels } = image;
-  const writeAlpha = alphaRows(image, matte);
+export function composeBand(band: Band): void {
+  const { width, height, channels, from, to, pixels, matte, out } = band;
+  const writeAlpha = alphaRows(band);
   const row = new Uint8Array(width);
   const fix = matte.colours ? decontaminator(matte.colours, width, height) : null;
   const colour = new Float64Array(3);
   for (let y = from; y < to; y++) {
     writeAlpha(y, row);
-    for (let x = 0, o = y * width; x < width; x++, o++) {
+    for (let x = 0, o = (y - from) * width; x < width; x++, o++) {
       const ours = row[x]!;
       const alpha = channels === 4 ? Math.round((ours * pixels[o * 4 + 3]!) / 255) : ours;
       // Colours under fully transparent pixels stay zero: kept, they would carry the whole removed

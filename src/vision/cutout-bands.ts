@@ -3,17 +3,21 @@
 // into bands of rows that a pool of threads computes in parallel, off the event loop that serves
 // HTTP. One thread per core: the inference session's own threads are idle meanwhile unless
 // another task is at its inference, and then the two share the cores.
+//
+// Each band travels to its thread as buffers of its own (its rows of the photo, a copy of the
+// matte's working-size fields, its output rows), transferred, not shared, and the thread hands all
+// of them back: a thread never holds memory between jobs, so resident memory stays flat.
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { BandReply, BandRequest } from './band-thread.ts';
+import { bandBuffers, type Band } from './compose.ts';
 import type { DecodedImage } from './decode.ts';
 import type { Matte } from './matte.ts';
-import { sharedBytes, sharedFloats, sharedZeros } from './shared-bytes.ts';
 import { startThread } from './start-thread.ts';
 
 interface PoolThread {
   worker: Worker;
-  pending: Map<number, { resolve: () => void; reject: (err: Error) => void }>;
+  pending: Map<number, { resolve: (out: Uint8Array) => void; reject: (err: Error) => void }>;
 }
 
 const threads: (PoolThread | undefined)[] = [];
@@ -35,7 +39,7 @@ function threadAt(i: number): PoolThread {
     // An idle thread must not keep a finished process alive; it is held only while work is pending.
     if (thread.pending.size === 0) thread.worker.unref();
     if ('error' in reply) waiter?.reject(new Error(reply.error));
-    else waiter?.resolve();
+    else waiter?.resolve(reply.out);
   });
   thread.worker.on('error', fail);
   thread.worker.on('exit', (code) => fail(new Error(`band thread exited with code ${code}`)));
@@ -44,28 +48,27 @@ function threadAt(i: number): PoolThread {
   return thread;
 }
 
-function runBand(i: number, request: Omit<BandRequest, 'id'>): Promise<void> {
+function runBand(i: number, band: Band): Promise<Uint8Array> {
   const thread = threadAt(i);
   const id = nextId++;
   return new Promise((resolve, reject) => {
     if (thread.pending.size === 0) thread.worker.ref();
     thread.pending.set(id, { resolve, reject });
-    thread.worker.postMessage({ id, ...request } satisfies BandRequest);
+    thread.worker.postMessage({ id, band } satisfies BandRequest, bandBuffers(band));
   });
 }
 
-/**
- * The matte with every plane in shared memory: the threads read it in place, instead of each
- * receiving (and keeping until its next garbage collection) a copy of ~20 MB of fields.
- */
-function shareMatte(matte: Matte): Matte {
-  const planes = <T extends Float32Array[]>(list: T): T => list.map(sharedFloats) as T;
-  const alpha: Matte['alpha'] =
-    matte.alpha.kind === 'bytes'
-      ? { kind: 'bytes', data: sharedBytes(matte.alpha.data) }
-      : { ...matte.alpha, coefficients: { ...matte.alpha.coefficients, a: planes(matte.alpha.coefficients.a), b: sharedFloats(matte.alpha.coefficients.b) } };
-  const colours = matte.colours && { ...matte.colours, foreground: planes(matte.colours.foreground), background: planes(matte.colours.background) };
-  return { alpha, colours };
+/** The matte with copies of its planes (alpha bytes: rows [from, to) only), for one band to own. */
+function matteForBand(matte: Matte, width: number, from: number, to: number): Matte {
+  const copies = <T extends Float32Array[]>(planes: T): T => planes.map((p) => p.slice()) as T;
+  const { alpha, colours } = matte;
+  return {
+    alpha:
+      alpha.kind === 'bytes'
+        ? { kind: 'bytes', data: alpha.data.slice(from * width, to * width) }
+        : { ...alpha, coefficients: { ...alpha.coefficients, a: copies(alpha.coefficients.a), b: alpha.coefficients.b.slice() } },
+    colours: colours && { ...colours, foreground: copies(colours.foreground), background: copies(colours.background) },
+  };
 }
 
 /** Bands of at least this many rows: below, the hand-over costs more than the split saves. */
@@ -73,15 +76,22 @@ const minBandRows = 64;
 
 /** The cutout's raw RGBA pixels at the source's full size, computed in parallel bands of rows. */
 export async function composeCutout(image: DecodedImage, matte: Matte): Promise<Buffer> {
-  const out = sharedZeros(image.width * image.height * 4);
-  const shared: DecodedImage = { ...image, pixels: sharedBytes(image.pixels) };
-  const sharedMatte = shareMatte(matte);
-  const bands = Math.max(1, Math.min(os.availableParallelism(), Math.floor(image.height / minBandRows)));
-  const rows = Math.ceil(image.height / bands);
-  await Promise.all(
-    Array.from({ length: bands }, (_, i) =>
-      runBand(i, { image: shared, matte: sharedMatte, from: i * rows, to: Math.min(image.height, (i + 1) * rows), out }),
-    ),
-  );
-  return out;
+  const { width, height, channels, pixels } = image;
+  const count = Math.max(1, Math.min(os.availableParallelism(), Math.floor(height / minBandRows)));
+  const rows = Math.ceil(height / count);
+  const bands = Array.from({ length: count }, (_, i): Band => {
+    const from = i * rows, to = Math.min(height, (i + 1) * rows);
+    return {
+      width,
+      height,
+      channels,
+      from,
+      to,
+      pixels: pixels.slice(from * width * channels, to * width * channels),
+      matte: matteForBand(matte, width, from, to),
+      out: new Uint8Array((to - from) * width * 4),
+    };
+  });
+  const outs = await Promise.all(bands.map((band, i) => runBand(i, band)));
+  return Buffer.concat(outs);
 }

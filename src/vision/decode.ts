@@ -2,7 +2,6 @@
 // any pixel is decoded.
 import sharp, { type Metadata } from 'sharp';
 import { TaskError } from '../domain/errors.ts';
-import { sharedBytes } from './shared-bytes.ts';
 
 // libvips' operation cache keeps up to 50 MB of recent results for reuse; every image here is new
 // and passes through once, so the cache only adds to the worker's resident memory.
@@ -18,7 +17,7 @@ export interface ImageHeader {
   height: number;
 }
 
-/** Interleaved 8-bit sRGB pixels, with the source's alpha as a fourth channel when it has one; in shared memory (see shared-bytes.ts). */
+/** Interleaved 8-bit sRGB pixels, with the source's alpha as a fourth channel when it has one */
 export interface DecodedImage {
   pixels: Buffer;
   width: number;
@@ -56,7 +55,7 @@ export async function decodeImage(input: Buffer, maxPixels: number): Promise<Dec
       .raw({ depth: 'uchar' })
       .toBuffer({ resolveWithObject: true });
     if (info.channels !== 3 && info.channels !== 4) throw new Error(`decoded ${info.channels} channels`);
-    return { pixels: sharedBytes(data), width: info.width, height: info.height, channels: info.channels };
+    return { pixels: data, width: info.width, height: info.height, channels: info.channels };
   } catch (err) {
     if (err instanceof Error && /pixel limit/i.test(err.message)) {
       throw new TaskError('image_too_large', `The image has more than ${megapixels(maxPixels)} MP.`);

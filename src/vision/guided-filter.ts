@@ -67,11 +67,19 @@ export type AlphaRowWriter = (y: number, out: Uint8Array) => void;
 
 /**
  * Applies the coefficients, bilinearly upsampled, to the full-resolution photo (interleaved 8-bit,
- * `channels` per pixel, colour in the first three) one row at a time, and passes each value through
- * `curve` (a lookup table from q·1024, clamped, to the alpha byte). Only byte-sized rows exist at
- * full size.
+ * `channels` per pixel, colour in the first three; `pixels` holds its rows from `firstRow` on) one
+ * row at a time, and passes each value through `curve` (a lookup table from q·1024, clamped, to the
+ * alpha byte). Only byte-sized rows exist at full size.
  */
-export function fullSizeAlphaRows(c: GuidedCoefficients, pixels: Uint8Array, channels: number, width: number, height: number, curve: Uint8Array): AlphaRowWriter {
+export function fullSizeAlphaRows(
+  c: GuidedCoefficients,
+  pixels: Uint8Array,
+  channels: number,
+  width: number,
+  height: number,
+  curve: Uint8Array,
+  firstRow = 0,
+): AlphaRowWriter {
   const xs = axisSamples(width, 0, c.width, c.width);
   const ys = axisSamples(height, 0, c.height, c.height);
   const fields = [c.a[0], c.a[1], c.a[2], c.b];
@@ -85,7 +93,7 @@ export function fullSizeAlphaRows(c: GuidedCoefficients, pixels: Uint8Array, cha
       const field = fields[f]!, row = rows[f]!;
       for (let x = 0; x < c.width; x++) row[x] = field[r0 + x]! + (field[r1 + x]! - field[r0 + x]!) * ty;
     }
-    for (let x = 0, p = y * width * channels; x < width; x++, p += channels) {
+    for (let x = 0, p = (y - firstRow) * width * channels; x < width; x++, p += channels) {
       const x0 = xs.lo[x]!, x1 = xs.hi[x]!, tx = xs.t[x]!;
       const q =
         ((ra[x0]! + (ra[x1]! - ra[x0]!) * tx) * pixels[p]! +
