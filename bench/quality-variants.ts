@@ -54,6 +54,10 @@ export const experiments: Record<string, Variant> = {
   'hair-high-c1.5': tweak('hair-high-c1.5', 'hair', 'high', { contrast: 1.5 }),
   'hair-std-c2': tweak('hair-std-c2', 'hair', 'standard', { contrast: 2 }),
   'hair-std-r0.005': tweak('hair-std-r0.005', 'hair', 'standard', { refine: { radius: 0.005, epsilon: 1e-3 } }),
+  // How much the mirrored view counts against the upright one (shipped: 1 to 2).
+  'high-w1:1': tweak('high-w1:1', 'auto', 'high', { passes: [stretch, stretchFlip] }),
+  'high-w1:3': tweak('high-w1:3', 'auto', 'high', { passes: [{ ...stretch, weight: 3 }, stretchFlip] }),
+  'high-w2:3': tweak('high-w2:3', 'auto', 'high', { passes: [{ ...stretch, weight: 3 }, { ...stretchFlip, weight: 2 }] }),
 };
 
 for (const contrast of [1, 1.25, 1.5, 2, 3]) {

@@ -39,6 +39,10 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
   const mask = await stage('inference', async () => {
     const sum = new Float32Array(width * height);
     const weight = new Float32Array(width * height);
+    // One pass is used as it is; several are combined as log-odds, so that where one pass is sure
+    // and another unsure the sure one decides (averaged probabilities would leave the pixel half
+    // transparent).
+    const single = recipe.passes.length === 1;
     for (const pass of recipe.passes) {
       let input = inputs.get(pass.geometry);
       if (pass.zoom) {
@@ -55,14 +59,18 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
       const w = Math.max(1, Math.min(width - left, Math.round(input!.region.width / (image.width / width))));
       const h = Math.max(1, Math.min(height - top, Math.round(input!.region.height / (image.height / height))));
       const mapped = resample({ data: predicted, width: modelSize, height: modelSize }, input!.content, w, h);
+      const passWeight = pass.weight ?? 1;
       for (let y = 0; y < h; y++) {
         for (let x = 0, o = (top + y) * width + left; x < w; x++, o++) {
-          sum[o]! += mapped[y * w + x]!;
-          weight[o]! += 1;
+          sum[o]! += passWeight * (single ? mapped[y * w + x]! : logOdds(mapped[y * w + x]!));
+          weight[o]! += passWeight;
         }
       }
     }
-    for (let i = 0; i < sum.length; i++) sum[i] = weight[i]! > 0 ? sum[i]! / weight[i]! : 0;
+    for (let i = 0; i < sum.length; i++) {
+      const mean = sum[i]! / weight[i]!;
+      sum[i] = weight[i] === 0 ? 0 : single ? mean : 1 / (1 + Math.exp(-mean));
+    }
     return sum;
   });
   const { alpha, workingAlpha } = await stage('refine', async () => {
@@ -87,15 +95,22 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
   return { alpha, colours };
 }
 
+/** Probabilities are clamped so that a pass sure of a pixel weighs a lot but not infinitely. */
+function logOdds(p: number): number {
+  const q = Math.min(1 - 1e-6, Math.max(1e-6, p));
+  return Math.log(q / (1 - q));
+}
+
 /**
- * The bounding box (in image pixels) of what the passes so far call foreground, with a margin of a
- * tenth of its size, at least a quarter of the image's long side; null when nothing is foreground.
+ * The bounding box (in image pixels) of what the passes so far (their weighted log-odds summed) call
+ * foreground, with a margin of a tenth of its size, at least a quarter of the image's long side;
+ * null when nothing is foreground.
  */
 function subjectBox(sum: Float32Array, weight: Float32Array, width: number, height: number, imageWidth: number, imageHeight: number) {
   let x0 = width, y0 = height, x1 = -1, y1 = -1;
   for (let y = 0; y < height; y++) {
     for (let x = 0, o = y * width; x < width; x++, o++) {
-      if (weight[o]! > 0 && sum[o]! / weight[o]! >= 0.5) {
+      if (weight[o]! > 0 && sum[o]! >= 0) {
         if (x < x0) x0 = x;
         if (x > x1) x1 = x;
         if (y < y0) y0 = y;

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp, { type Sharp } from 'sharp';
 import { TaskError } from '../../src/domain/errors.ts';
+import { decodeImage } from '../../src/vision/decode.ts';
+import { computeMatte } from '../../src/vision/matte.ts';
 import { modelSize, type Segmenter } from '../../src/vision/model.ts';
 import { recipeFor } from '../../src/vision/recipe.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
@@ -58,6 +60,19 @@ describe('removeBackground pipeline', () => {
     const twice = await decodeCutout((await removeBackground(segmenter, input, { ...defaults, precision: 'high' })).data);
     assert.equal(segmenter.calls, 3);
     assert.ok(twice.alpha.equals(once.alpha));
+  });
+
+  it('combines passes as weighted log-odds: at high precision a sure pass outweighs an unsure one', async () => {
+    // The upright pass is unsure (0.6), the mirrored one sure of background (0.1). Averaged
+    // probabilities, 2:1, would give 0.43; log-odds, 2:1, give σ((2·logit 0.6 + logit 0.1) / 3) ≈ 0.386.
+    const values = [0.6, 0.1];
+    let call = 0;
+    const segmenter: Segmenter = { predict: async () => new Float32Array(modelSize * modelSize).fill(values[call++]!) };
+    const { passes } = recipeFor('auto', 'high', 300, 120);
+    const recipe = { passes, refine: null, contrast: 1, centre: 0.5, decontaminate: false };
+    const { alpha } = await computeMatte(segmenter, await decodeImage(await gradientPng(300, 120), 1e6), recipe);
+    assert.equal(call, 2);
+    assert.ok(alpha.every((a) => Math.abs(a - 0.386 * 255) <= 1), `alpha ${alpha[0]}, expected ≈ ${Math.round(0.386 * 255)}`);
   });
 
   // What each EXIF orientation asks a viewer to do, undone step by step: the stored pixels that display upright.
