@@ -49,8 +49,11 @@ function createSegmenter(options: SegmenterOptions): Promise<Segmenter> {
         return new Promise((resolvePrediction, rejectPrediction) => {
           if (pending.size === 0) thread.ref();
           pending.set(id, { resolve: resolvePrediction, reject: rejectPrediction });
-          // Copied, not transferred: callers may use their tensor again (the mirrored pass does).
-          thread.postMessage({ id, input } satisfies ThreadRequest);
+          // A copy is lent to the thread and comes back with the mask: callers may use their tensor
+          // again (the mirrored pass does), and the thread, which allocates too little to collect
+          // garbage often, is left holding no 12 MB input per run.
+          const lent = input.slice();
+          thread.postMessage({ id, input: lent } satisfies ThreadRequest, [lent.buffer]);
         });
       },
     };
