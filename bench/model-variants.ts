@@ -1,9 +1,21 @@
 // Graph edits for the inference experiments (`npm run bench:inference`), done in JS on the ONNX
 // protobuf: the shipped ISNet graph fixes every Resize target at its 1024-input size, so running
 // it at another input side means rescaling those constants and the declared input/output shapes.
+import type * as ort from 'onnxruntime-node';
 import onnxProto from 'onnx-proto';
 
 const { onnx } = onnxProto;
+
+/** One row of `npm run bench:inference`. */
+export interface Variant {
+  name: string;
+  /** The model's input side. */
+  side: number;
+  model: () => Promise<Uint8Array | string>;
+  options?: ort.InferenceSession.SessionOptions;
+  /** The fixtures (by name) it is scored on; all of them when absent. */
+  fixtures?: string[];
+}
 
 /**
  * The graph for square inputs of `side` pixels. Every Resize in ISNet takes its target size as

@@ -1,0 +1,47 @@
+// The static INT8 rows of `npm run bench:inference`: the fp32 product graph quantised by
+// src/vision/int8-graph.ts with ranges from src/vision/int8-ranges.json (`npm run calibrate`, all 14
+// fixtures), and one graph calibrated on half of the fixtures and scored on the other half, since
+// ranges measured on the very images they are scored on flatter the result.
+import path from 'node:path';
+import onnxProto from 'onnx-proto';
+import { quantiseGraph, type Int8Options } from '../src/vision/int8-graph.ts';
+import { readRanges, type ActivationRanges } from '../src/vision/int8-ranges.ts';
+import { calibrate, calibrationPercentile } from './calibration.ts';
+import { fixturesDir, readManifest } from './images.ts';
+import type { Variant } from './model-variants.ts';
+
+/** The first Conv (it reads the image) and the last one before the mask's logits. */
+function firstAndLastConvs(fp32: Uint8Array): Set<string> {
+  const nodes = onnxProto.onnx.ModelProto.decode(fp32).graph!.node!;
+  const relu = new Set(nodes.filter((n) => n.opType === 'Relu').map((n) => n.input![0]!));
+  const convs = nodes.filter((n) => n.opType === 'Conv');
+  return new Set([convs[0]!.name!, convs.filter((c) => relu.has(c.output![0]!)).at(-1)!.name!]);
+}
+
+/** The row of the graph the product runs (src/vision/model-session.ts). */
+export const int8ProductRow = `INT8 QDQ, u8 activations, ${calibrationPercentile} % percentile`;
+
+export function int8Variants(fp32: () => Promise<Uint8Array>): Variant[] {
+  const int8 = (name: string, options: Omit<Int8Options, 'keepFloat'> & { keepEnds?: boolean }, ranges: () => ActivationRanges | Promise<ActivationRanges> = readRanges, fixtures?: string[]): Variant => ({
+    name,
+    side: 1024,
+    fixtures,
+    model: async () => {
+      const graph = await fp32();
+      return quantiseGraph(graph, await ranges(), { ...options, keepFloat: options.keepEnds ? firstAndLastConvs(graph) : undefined });
+    },
+  });
+  const manifest = readManifest();
+  const calibrationHalf = manifest.filter((_, i) => i % 2 === 0);
+  const heldOut = manifest.filter((_, i) => i % 2 === 1).map((m) => m.name);
+  const halfRanges = async () => calibrate(await fp32(), calibrationHalf.map((m) => ({ name: m.name, file: path.join(fixturesDir, m.image) })), calibrationPercentile, 2);
+  const percentile = `${calibrationPercentile} % percentile`;
+  return [
+    int8('INT8 QDQ, u8 activations, min/max', { activations: 'uint8', range: 'minmax' }),
+    int8(int8ProductRow, { activations: 'uint8', range: 'percentile' }),
+    int8(`INT8 QDQ, s8 activations, ${percentile}`, { activations: 'int8', range: 'percentile' }),
+    int8(`INT8 QDQ, u8, ${percentile}, first and last Conv in fp32`, { activations: 'uint8', range: 'percentile', keepEnds: true }),
+    { name: 'product graph (fp32), held-out 7 fixtures', side: 1024, fixtures: heldOut, model: fp32 },
+    int8(`INT8 QDQ, u8, ${percentile} of the other 7, held-out 7`, { activations: 'uint8', range: 'percentile' }, halfRanges, heldOut),
+  ];
+}

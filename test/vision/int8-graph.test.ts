@@ -1,0 +1,152 @@
+// Static INT8 quantisation: the parameters, the int8 weights, and that onnxruntime turns the QDQ
+// graph into integer kernels that compute what the fp32 graph does.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import onnxProto from 'onnx-proto';
+import * as ort from 'onnxruntime-node';
+import { calibrationGraph } from '../../bench/calibration.ts';
+import { quantiseGraph } from '../../src/vision/int8-graph.ts';
+import { quantParams, rangesSchema, readRanges, type ActivationRanges } from '../../src/vision/int8-ranges.ts';
+import { quantiseBias, quantiseWeights } from '../../src/vision/int8-weights.ts';
+import { editGraph } from '../../src/vision/model-graph.ts';
+import { readModelWeights } from '../../src/vision/model-weights.ts';
+
+const { onnx } = onnxProto;
+const FLOAT = onnx.TensorProto.DataType.FLOAT;
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-int8-test-'));
+after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+/** Deterministic values in [-1, 1), so a failure reproduces. */
+function pseudoRandom(count: number, seed: number): Float32Array {
+  let state = seed;
+  return Float32Array.from({ length: count }, () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 30 - 1;
+  });
+}
+
+/** x → Conv 3×3 → Relu → Conv 1×1 → y: one Conv + Relu to quantise, and one producing logits that stays fp32. */
+function tinyModel(): Uint8Array {
+  const value = (name: string, dims: number[]) => ({ name, type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => ({ dimValue: d })) } } } });
+  const tensor = (name: string, dims: number[], values: Float32Array) => ({ name, dataType: FLOAT, dims, rawData: new Uint8Array(values.buffer) });
+  const ints = (name: string, values: number[]) => ({ name, type: onnx.AttributeProto.AttributeType.INTS, ints: values });
+  return onnx.ModelProto.encode({
+    irVersion: 8,
+    opsetImport: [{ domain: '', version: 15 }],
+    graph: {
+      name: 'tiny',
+      input: [value('input', [1, 3, 16, 16])],
+      output: [value('output', [1, 2, 16, 16])],
+      initializer: [
+        tensor('w1', [8, 3, 3, 3], pseudoRandom(8 * 27, 1)),
+        tensor('b1', [8], pseudoRandom(8, 2)),
+        tensor('w2', [2, 8, 1, 1], pseudoRandom(16, 3)),
+        tensor('b2', [2], pseudoRandom(2, 4)),
+      ],
+      node: [
+        { opType: 'Conv', name: 'conv1', input: ['input', 'w1', 'b1'], output: ['c1'], attribute: [ints('pads', [1, 1, 1, 1]), ints('kernel_shape', [3, 3])] },
+        { opType: 'Relu', name: 'relu1', input: ['c1'], output: ['r1'] },
+        { opType: 'Conv', name: 'conv2', input: ['r1', 'w2', 'b2'], output: ['output'], attribute: [ints('kernel_shape', [1, 1])] },
+      ],
+    },
+  }).finish();
+}
+
+/** Exact min/max of every calibrated activation over `inputs`. */
+async function measureRanges(model: Uint8Array, inputs: Float32Array[], dims: number[]): Promise<ActivationRanges> {
+  const { model: exposed, tensors } = calibrationGraph(model);
+  const session = await ort.InferenceSession.create(exposed);
+  const ranges: ActivationRanges = { percentile: 100, images: ['synthetic'], tensors: {} };
+  for (const input of inputs) {
+    const out = await session.run({ input: new ort.Tensor('float32', input, dims) }, tensors);
+    for (const name of tensors) {
+      const data = out[name]!.data as Float32Array;
+      const prev = ranges.tensors[name];
+      const min = Math.min(prev?.min ?? Infinity, ...data);
+      const max = Math.max(prev?.max ?? -Infinity, ...data);
+      ranges.tensors[name] = { min, max, low: min, high: max };
+    }
+  }
+  await session.release();
+  return ranges;
+}
+
+/** The op types of the graph onnxruntime runs for `model` after its optimisations. */
+async function optimisedOps(model: Uint8Array, name: string, options: ort.InferenceSession.SessionOptions = {}): Promise<{ session: ort.InferenceSession; ops: string[] }> {
+  const file = path.join(scratch, `${name}.onnx`);
+  const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all', optimizedModelFilePath: file, logSeverityLevel: 3, ...options });
+  return { session, ops: onnx.ModelProto.decode(fs.readFileSync(file)).graph!.node!.map((n) => n.opType!) };
+}
+
+describe('quantisation parameters', () => {
+  it('gives a Relu output the lowest value of the type as zero point and the image input its exact step', () => {
+    assert.deepEqual(quantParams({ min: 0, max: 255 / 4, low: 0, high: 255 / 16 }, 'minmax', 'uint8'), { scale: 1 / 4, zeroPoint: 0 });
+    assert.deepEqual(quantParams({ min: 0, max: 255 / 4, low: 0, high: 255 / 16 }, 'percentile', 'int8'), { scale: 1 / 16, zeroPoint: -128 });
+    assert.deepEqual(quantParams({ min: -0.5, max: 127 / 256, low: -0.5, high: 127 / 256 }, 'minmax', 'uint8'), { scale: 1 / 256, zeroPoint: 128 });
+  });
+
+  it('quantises each output channel of the weights on its own scale, and the bias on input × weight scale', () => {
+    const { values, scales } = quantiseWeights(Float32Array.from([0.5, -1, 0.25, 0.001, 0.003, -0.004]), 2);
+    assert.deepEqual(Array.from(values), [64, -127, 32, 32, 95, -127]);
+    assert.deepEqual(Array.from(scales), [Math.fround(1 / 127), Math.fround(0.004 / 127)]);
+    const bias = quantiseBias(Float32Array.from([0.3, -0.3]), 0.5, scales);
+    assert.deepEqual(Array.from(bias.values), [Math.round(0.3 / Math.fround(0.5 / 127)), Math.round(-0.3 / Math.fround(0.002 / 127))]);
+  });
+
+  it('refuses a ranges file whose numbers are out of order', () => {
+    assert.throws(() => rangesSchema.parse({ percentile: 99.99, images: ['a'], tensors: { t: { min: 1, max: 0, low: 0, high: 0 } } }));
+  });
+});
+
+describe('quantiseGraph on a tiny graph', async () => {
+  const fp32 = tinyModel();
+  const dims = [1, 3, 16, 16];
+  const ranges = await measureRanges(fp32, [1, 2, 3].map((seed) => pseudoRandom(3 * 256, seed + 10)), dims);
+
+  for (const activations of ['uint8', 'int8'] as const) {
+    it(`runs the Conv + Relu as one QLinearConv (${activations} activations) and keeps the logit Conv in fp32`, async () => {
+      const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations, range: 'minmax' }), `tiny-${activations}`);
+      await session.release();
+      assert.equal(ops.filter((op) => op === 'QLinearConv').length, 1, ops.join(' '));
+      assert.ok(!ops.includes('Relu'), ops.join(' '));
+    });
+  }
+
+  it('computes within a few quantisation steps of the fp32 graph on an input it was not calibrated on', async () => {
+    const input = new ort.Tensor('float32', pseudoRandom(3 * 256, 99), dims);
+    const run = async (model: Uint8Array) => {
+      const session = await ort.InferenceSession.create(model);
+      const out = (await session.run({ input })).output!.data as Float32Array;
+      await session.release();
+      return out;
+    };
+    const [expected, actual] = [await run(fp32), await run(quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax' }))];
+    const spread = Math.max(...expected) - Math.min(...expected);
+    let worst = 0;
+    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(expected[i]! - actual[i]!));
+    assert.ok(worst > 0, 'the quantised graph is not the fp32 graph');
+    assert.ok(worst < 0.03 * spread, `largest difference ${worst} over an output spread of ${spread}`);
+  });
+
+  it('refuses to quantise an activation the ranges do not cover', () => {
+    const partial = { ...ranges, tensors: { ...ranges.tensors } };
+    delete partial.tensors['r1'];
+    assert.throws(() => quantiseGraph(fp32, partial, { activations: 'uint8', range: 'minmax' }), /no calibrated range for r1/);
+  });
+});
+
+describe('quantiseGraph on ISNet with the committed ranges', async () => {
+  const fp32 = editGraph(await readModelWeights(), { output: 'output', float32: true });
+  const ranges = readRanges();
+
+  it('becomes QLinearConvs after session optimisation, all but the logit Conv', async () => {
+    const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax' }), 'isnet', { intraOpNumThreads: 2, enableMemPattern: false });
+    await session.release();
+    const convs = onnx.ModelProto.decode(fp32).graph!.node!.filter((n) => n.opType === 'Conv').length;
+    assert.equal(ops.filter((op) => op === 'QLinearConv').length, convs - 1);
+    assert.equal(ops.filter((op) => op === 'Conv').length, 1);
+  });
+});
