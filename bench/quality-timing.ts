@@ -57,7 +57,7 @@ async function widen(file: string, channels: 1 | 3): Promise<{ data: Buffer; wid
   return { data, width: info.width, height: info.height };
 }
 
-export async function panoramaComparison(segmenter: Segmenter, photos: string[], truths: string[]): Promise<void> {
+export async function panoramaComparison(segmenter: Segmenter, reference: Segmenter, photos: string[], truths: string[]): Promise<void> {
   console.log('\n=== 10:1 panoramas (fixtures widened with their edge columns), standard: stretch vs pad ===');
   const rows: Record<string, ReturnType<typeof score>[]> = { baseline: [], stretch: [], pad: [] };
   for (let i = 0; i < photos.length; i++) {
@@ -66,7 +66,7 @@ export async function panoramaComparison(segmenter: Segmenter, photos: string[],
     const png = await sharp(photo.data, { raw: { width: photo.width, height: photo.height, channels: 3 } }).png().toBuffer();
     const image = await decodeImage(png, 100_000_000);
     const truth = prepareTruth(gt.data, image.pixels, image.channels, image.width, image.height);
-    rows.baseline!.push(score(truth, await baselineCutout(segmenter, image)));
+    rows.baseline!.push(score(truth, await baselineCutout(reference, image)));
     for (const geometry of ['stretch', 'pad'] as const) {
       const recipe = { ...recipeFor('auto', 'standard', image.width, image.height), passes: [{ geometry, mirrored: false }] };
       rows[geometry]!.push(score(truth, await ourCutout(segmenter, image, recipe)));

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { precisions, subjects, type Subject } from '../src/domain/removal-request.ts';
 import { decodeImage } from '../src/vision/decode.ts';
-import { loadSegmenter } from '../src/vision/model.ts';
+import { loadSegmenter, startSegmenter } from '../src/vision/model.ts';
 import { higherIsBetter, mean, metricNames, prepareTruth, score, type Scores } from './quality-metrics.ts';
 import { baselineCutout, cachingSegmenter, ourCutout } from './quality-run.ts';
 import { contactSheet, type SheetRow } from './quality-sheet.ts';
@@ -54,8 +54,11 @@ for (const name of values.variants.split(',').filter(Boolean)) {
   variants.push(found);
 }
 
+// Ours runs the product's session (static INT8); the baseline, what the peer does, runs the same
+// weights in fp32, as the peer's session computes them.
 const model = await loadSegmenter({ threads: 2 });
 const segmenter = cachingSegmenter(model);
+const reference = cachingSegmenter(await startSegmenter({ threads: 2, graph: 'fp32' }));
 const results: { entry: Entry; baseline: Scores; ours: Map<string, Scores> }[] = [];
 const sheet: SheetRow[] = [];
 const fmt = (s: Scores) => `${s.iou.toFixed(4)} ${s.boundaryIou.toFixed(4)} ${s.mae.toFixed(4)} ${s.sad.toFixed(2).padStart(7)} ${s.halo.toFixed(2).padStart(6)}`;
@@ -67,13 +70,13 @@ const diff = (s: Scores, b: Scores) =>
   }).join('');
 const header = `${'variant'.padEnd(24)}IoU    bIoU   MAE        SAD   halo%   |  Δ vs baseline: IoU bIoU MAE SAD halo`;
 
-console.log(`quality benchmark on ${set}: ${entries.length} images; boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background`);
+console.log(`quality benchmark on ${set}: ${entries.length} images; ours on the product's INT8 session, baseline on the fp32 graph; boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background`);
 for (const entry of entries) {
   const input = fs.readFileSync(path.join(set, entry.image));
   const image = await decodeImage(input, 100_000_000);
   const gt = await sharp(path.join(set, entry.gt)).resize(image.width, image.height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
   const truth = prepareTruth(gt, image.pixels, image.channels, image.width, image.height);
-  const baselineRgba = await baselineCutout(segmenter, image);
+  const baselineRgba = await baselineCutout(reference, image);
   const baseline = score(truth, baselineRgba);
   const ours = new Map<string, Scores>();
   let shown: Uint8Array = baselineRgba;
@@ -83,6 +86,7 @@ for (const entry of entries) {
     if (variant.label === 'high') shown = rgba;
   }
   segmenter.clear();
+  reference.clear();
   results.push({ entry, baseline, ours });
   sheet.push({ name: entry.name, image, gt, baseline: baselineRgba, ours: shown });
   console.log(`\n${entry.name} (${entry.kind}, ${entry.gt_type}, ${image.width}×${image.height})\n${header}`);
@@ -123,6 +127,6 @@ const sheetPath = path.join(values.out, `quality-${path.basename(set)}.png`);
 await contactSheet(sheet, sheetPath);
 console.log(`contact sheet: ${sheetPath} (photo | ground truth | baseline | high | baseline on colour | high on colour)`);
 
-if (values.panorama) await panoramaComparison(segmenter, entries.map((e) => path.join(set, e.image)), entries.map((e) => path.join(set, e.gt)));
+if (values.panorama) await panoramaComparison(segmenter, reference, entries.map((e) => path.join(set, e.image)), entries.map((e) => path.join(set, e.gt)));
 if (values['time-12mp']) await time12mp(model, path.join(set, entries[0]!.image));
 if (values.large) await largeImage(model, path.join(set, entries[0]!.image));

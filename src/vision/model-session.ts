@@ -19,6 +19,11 @@ export interface SegmenterOptions {
    * instead of optimising again. Without it every start optimises the shipped graph.
    */
   cacheDir?: string;
+  /**
+   * `int8` (the product, see below) or `fp32`: the edited graph before quantisation, the same
+   * arithmetic as the peer's session; the quality benchmark's baseline runs on it.
+   */
+  graph?: 'int8' | 'fp32';
 }
 
 /** The session settings every inference in this process runs with (the benches use them too). */
@@ -49,21 +54,25 @@ const graphEdits = { output: 'output', float32: true } as const;
  */
 const int8 = { activations: 'uint8', range: 'percentile' } as const;
 
-async function buildGraph(): Promise<Uint8Array> {
-  return quantiseGraph(editGraph(await readModelWeights(), graphEdits), readRanges(), int8);
+async function buildGraph(graph: 'int8' | 'fp32'): Promise<Uint8Array> {
+  const edited = editGraph(await readModelWeights(), graphEdits);
+  return graph === 'fp32' ? edited : quantiseGraph(edited, readRanges(), int8);
 }
 
-/** Changes with the weights, the edits and the ranges file's content. */
-async function graphIdentity(): Promise<string> {
+/** Changes with the weights, the edits and, for INT8, the ranges file's content. */
+async function graphIdentity(graph: 'int8' | 'fp32'): Promise<string> {
+  const weights = `${await modelWeightsIdentity()}:${JSON.stringify(graphEdits)}`;
+  if (graph === 'fp32') return weights;
   const ranges = createHash('sha256').update(fs.readFileSync(rangesFile)).digest('hex');
-  return `${await modelWeightsIdentity()}:${JSON.stringify(graphEdits)}:${JSON.stringify(int8)}:${ranges}`;
+  return `${weights}:${JSON.stringify(int8)}:${ranges}`;
 }
 
 export async function createSession(options: SegmenterOptions): Promise<ort.InferenceSession> {
   const settings = sessionOptions(options);
+  const graph = options.graph ?? 'int8';
   return options.cacheDir
-    ? loadOptimizedModel(options.cacheDir, settings, { identity: await graphIdentity(), build: buildGraph })
-    : ort.InferenceSession.create(await buildGraph(), settings);
+    ? loadOptimizedModel(options.cacheDir, settings, { identity: await graphIdentity(graph), build: () => buildGraph(graph) })
+    : ort.InferenceSession.create(await buildGraph(graph), settings);
 }
 
 export async function runSession(session: ort.InferenceSession, input: Float32Array): Promise<Float32Array> {

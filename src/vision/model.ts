@@ -20,14 +20,19 @@ let loading: Promise<Segmenter> | undefined;
  * concurrent ones included, share that same session (the model holds ~0.8 GB of memory when running).
  */
 export function loadSegmenter(options: SegmenterOptions): Promise<Segmenter> {
-  loading ??= createSegmenter(options).catch((err: unknown) => {
+  // A dead thread is replaced on the next call.
+  loading ??= startSegmenter(options, () => (loading = undefined)).catch((err: unknown) => {
     loading = undefined; // let a later call retry instead of caching the failure forever
     throw err;
   });
   return loading;
 }
 
-function createSegmenter(options: SegmenterOptions): Promise<Segmenter> {
+/**
+ * A segmenter with a session and thread of its own, apart from the process-wide one (the quality
+ * benchmark runs the fp32 graph beside the product's as its baseline).
+ */
+export function startSegmenter(options: SegmenterOptions, onExit: () => void = () => {}): Promise<Segmenter> {
   const thread = startThread('inference-thread', options);
   const pending = new Map<number, { resolve: (mask: Float32Array) => void; reject: (err: Error) => void }>();
   let nextId = 0;
@@ -79,7 +84,7 @@ function createSegmenter(options: SegmenterOptions): Promise<Segmenter> {
       const err = new Error(`inference thread exited with code ${code}`);
       failAll(err);
       reject(err);
-      loading = undefined;
+      onExit();
     });
   });
 }
