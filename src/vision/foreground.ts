@@ -63,16 +63,29 @@ export function decontaminator(fields: ColourFields, width: number, height: numb
   const xs = axisSamples(width, 0, fields.width, fields.width);
   const ys = axisSamples(height, 0, fields.height, fields.height);
   const fw = fields.width;
+  const planes = [...fields.foreground, ...fields.background];
+  // The six fields interpolated to the current full-size row, made when a row first needs them:
+  // edge pixels come in runs along a row, so each pixel then only interpolates along x.
+  const rows = planes.map(() => new Float32Array(fw));
+  const at = new Float64Array(6);
+  let preparedRow = -1;
   return (x, y, a, rgb) => {
-    const r0 = ys.lo[y]! * fw, r1 = ys.hi[y]! * fw, x0 = xs.lo[x]!, x1 = xs.hi[x]!, tx = xs.t[x]!, ty = ys.t[y]!;
-    const sample = (plane: Float32Array) => {
-      const top = plane[r0 + x0]! + (plane[r0 + x1]! - plane[r0 + x0]!) * tx;
-      const bottom = plane[r1 + x0]! + (plane[r1 + x1]! - plane[r1 + x0]!) * tx;
-      return (top + (bottom - top) * ty) * 255;
-    };
+    if (y !== preparedRow) {
+      const r0 = ys.lo[y]! * fw, r1 = ys.hi[y]! * fw, ty = ys.t[y]!;
+      for (let p = 0; p < 6; p++) {
+        const plane = planes[p]!, row = rows[p]!;
+        for (let i = 0; i < fw; i++) row[i] = (plane[r0 + i]! + (plane[r1 + i]! - plane[r0 + i]!) * ty) * 255;
+      }
+      preparedRow = y;
+    }
+    const x0 = xs.lo[x]!, x1 = xs.hi[x]!, tx = xs.t[x]!;
+    for (let p = 0; p < 6; p++) {
+      const row = rows[p]!;
+      at[p] = row[x0]! + (row[x1]! - row[x0]!) * tx;
+    }
     for (let c = 0; c < 3; c++) {
-      const f = sample(fields.foreground[c]!);
-      const b = sample(fields.background[c]!);
+      const f = at[c]!;
+      const b = at[c + 3]!;
       const v = f + a * (rgb[c]! - a * f - (1 - a) * b);
       rgb[c] = v < 0 ? 0 : v > 255 ? 255 : v;
     }
