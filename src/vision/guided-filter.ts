@@ -83,25 +83,31 @@ export function fullSizeAlphaRows(
   const xs = axisSamples(width, 0, c.width, c.width);
   const ys = axisSamples(height, 0, c.height, c.height);
   const fields = [c.a[0], c.a[1], c.a[2], c.b];
-  // Each full-size row needs the fields interpolated between two working rows: done once per row, then per pixel along x.
-  const rows = fields.map(() => new Float32Array(c.width));
+  // Per full-size row, the fields are interpolated between two working rows once (the colour
+  // coefficients already divided by 255), with each column's slope to the next; per pixel only
+  // the step along x remains. This loop runs for every pixel of every photo.
+  const cw = c.width;
+  const rows = fields.map(() => new Float32Array(cw));
+  const slopes = fields.map(() => new Float32Array(cw));
   const [ra, ga, ba, bb] = rows as [Float32Array, Float32Array, Float32Array, Float32Array];
+  const [sa, sg, sb, sc] = slopes as [Float32Array, Float32Array, Float32Array, Float32Array];
+  const lo = xs.lo, t = xs.t;
   const last = curve.length - 1;
   return (y, out) => {
-    const r0 = ys.lo[y]! * c.width, r1 = ys.hi[y]! * c.width, ty = ys.t[y]!;
+    const r0 = ys.lo[y]! * cw, r1 = ys.hi[y]! * cw, ty = ys.t[y]!;
     for (let f = 0; f < 4; f++) {
-      const field = fields[f]!, row = rows[f]!;
-      for (let x = 0; x < c.width; x++) row[x] = field[r0 + x]! + (field[r1 + x]! - field[r0 + x]!) * ty;
+      const field = fields[f]!, row = rows[f]!, slope = slopes[f]!;
+      const scale = f < 3 ? 1 / 255 : 1;
+      for (let x = 0; x < cw; x++) row[x] = (field[r0 + x]! + (field[r1 + x]! - field[r0 + x]!) * ty) * scale;
+      for (let x = 0; x < cw - 1; x++) slope[x] = row[x + 1]! - row[x]!;
+      slope[cw - 1] = 0;
     }
     for (let x = 0, p = (y - firstRow) * width * channels; x < width; x++, p += channels) {
-      const x0 = xs.lo[x]!, x1 = xs.hi[x]!, tx = xs.t[x]!;
+      const x0 = lo[x]!, tx = t[x]!;
       const q =
-        ((ra[x0]! + (ra[x1]! - ra[x0]!) * tx) * pixels[p]! +
-          (ga[x0]! + (ga[x1]! - ga[x0]!) * tx) * pixels[p + 1]! +
-          (ba[x0]! + (ba[x1]! - ba[x0]!) * tx) * pixels[p + 2]!) / 255 +
-        (bb[x0]! + (bb[x1]! - bb[x0]!) * tx);
-      const index = Math.round(q * last);
-      out[x] = curve[index < 0 ? 0 : index > last ? last : index]!;
+        (ra[x0]! + sa[x0]! * tx) * pixels[p]! + (ga[x0]! + sg[x0]! * tx) * pixels[p + 1]! + (ba[x0]! + sb[x0]! * tx) * pixels[p + 2]! + bb[x0]! + sc[x0]! * tx;
+      const k = q * last;
+      out[x] = curve[k <= 0 ? 0 : k >= last ? last : (k + 0.5) | 0]!;
     }
   };
 }
