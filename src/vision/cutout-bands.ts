@@ -58,6 +58,14 @@ function runBand(i: number, band: Band): Promise<Uint8Array> {
   });
 }
 
+/**
+ * Bytes [start, end) in a buffer of their own, the only thing a transfer may move. (A Buffer's
+ * `slice` is a view that would take the whole decoded image along.)
+ */
+function copyOf(bytes: Uint8Array, start: number, end: number): Uint8Array {
+  return new Uint8Array(bytes.subarray(start, end));
+}
+
 /** The matte with copies of its planes (alpha bytes: rows [from, to) only), for one band to own. */
 function matteForBand(matte: Matte, width: number, from: number, to: number): Matte {
   const copies = <T extends Float32Array[]>(planes: T): T => planes.map((p) => p.slice()) as T;
@@ -65,7 +73,7 @@ function matteForBand(matte: Matte, width: number, from: number, to: number): Ma
   return {
     alpha:
       alpha.kind === 'bytes'
-        ? { kind: 'bytes', data: alpha.data.slice(from * width, to * width) }
+        ? { kind: 'bytes', data: copyOf(alpha.data, from * width, to * width) }
         : { ...alpha, coefficients: { ...alpha.coefficients, a: copies(alpha.coefficients.a), b: alpha.coefficients.b.slice() } },
     colours: colours && { ...colours, foreground: copies(colours.foreground), background: copies(colours.background) },
   };
@@ -87,7 +95,7 @@ export async function composeCutout(image: DecodedImage, matte: Matte): Promise<
       channels,
       from,
       to,
-      pixels: pixels.slice(from * width * channels, to * width * channels),
+      pixels: copyOf(pixels, from * width * channels, to * width * channels),
       matte: matteForBand(matte, width, from, to),
       out: new Uint8Array((to - from) * width * 4),
     };

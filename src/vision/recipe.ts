@@ -27,7 +27,7 @@ export interface Recipe {
 }
 
 /** Longest side of the working resolution, where the mask is refined before the result is applied at full size. */
-export const workingSide = 1024;
+export const workingSide = 768;
 
 export function recipeFor(subject: Subject, precision: Precision, width: number, height: number): Recipe {
   void width;
