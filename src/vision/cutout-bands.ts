@@ -13,11 +13,12 @@ import type { BandReply, BandRequest } from './band-thread.ts';
 import { bandBuffers, type Band } from './compose.ts';
 import type { DecodedImage } from './decode.ts';
 import type { Matte } from './matte.ts';
+import type { BoxMeans } from './planes.ts';
 import { startThread } from './start-thread.ts';
 
 interface PoolThread {
   worker: Worker;
-  pending: Map<number, { resolve: (out: Uint8Array) => void; reject: (err: Error) => void }>;
+  pending: Map<number, { resolve: (reply: BandReply) => void; reject: (err: Error) => void }>;
 }
 
 const threads: (PoolThread | undefined)[] = [];
@@ -39,7 +40,7 @@ function threadAt(i: number): PoolThread {
     // An idle thread must not keep a finished process alive; it is held only while work is pending.
     if (thread.pending.size === 0) thread.worker.unref();
     if ('error' in reply) waiter?.reject(new Error(reply.error));
-    else waiter?.resolve(reply.out);
+    else waiter?.resolve(reply);
   });
   thread.worker.on('error', fail);
   thread.worker.on('exit', (code) => fail(new Error(`band thread exited with code ${code}`)));
@@ -48,15 +49,37 @@ function threadAt(i: number): PoolThread {
   return thread;
 }
 
-function runBand(i: number, band: Band): Promise<Uint8Array> {
+function run(i: number, request: BandRequest, transfer: ArrayBuffer[]): Promise<BandReply> {
   const thread = threadAt(i);
-  const id = nextId++;
   return new Promise((resolve, reject) => {
     if (thread.pending.size === 0) thread.worker.ref();
-    thread.pending.set(id, { resolve, reject });
-    thread.worker.postMessage({ id, band } satisfies BandRequest, bandBuffers(band));
+    thread.pending.set(request.id, { resolve, reject });
+    thread.worker.postMessage(request, transfer);
   });
 }
+
+async function runBand(i: number, band: Band): Promise<Uint8Array> {
+  const reply = await run(i, { id: nextId++, band }, bandBuffers(band));
+  if (!('out' in reply)) throw new Error('band thread answered a band with no pixels');
+  return reply.out;
+}
+
+/**
+ * Box means of working-size planes, split among the threads: they are most of the guided filter's
+ * and the colour fields' cost, and the event loop stays free meanwhile. Each thread gets copies.
+ */
+export const boxMeansInThreads: BoxMeans = async (planes, width, height, radius) => {
+  const count = Math.min(os.availableParallelism(), planes.length);
+  const groups = Array.from({ length: count }, (_, i) => planes.filter((_, p) => p % count === i).map((p) => p.slice()));
+  const results = await Promise.all(
+    groups.map(async (group, i) => {
+      const reply = await run(i, { id: nextId++, means: { planes: group, width, height, radius } }, group.map((p) => p.buffer as ArrayBuffer));
+      if (!('planes' in reply) || reply.planes.length !== group.length) throw new Error('band thread answered box means with the wrong planes');
+      return reply.planes;
+    }),
+  );
+  return planes.map((_, p) => results[p % count]![Math.floor(p / count)]!);
+};
 
 /**
  * Bytes [start, end) in a buffer of their own, the only thing a transfer may move. (A Buffer's

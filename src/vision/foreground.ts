@@ -3,7 +3,7 @@
 // for F with smooth local estimates of F and B removes the old background's tint, so the cutout
 // shows no fringe on a new background. The smooth estimates are made at the working resolution and
 // upsampled; only the semi-transparent pixels are touched at full size.
-import { axisSamples, boxMean } from './planes.ts';
+import { axisSamples, boxMeansHere, type BoxMeans } from './planes.ts';
 import type { GuidePlanes } from './guided-filter.ts';
 
 /** Smooth local foreground and background colours at the working resolution, values in [0, 1]. */
@@ -15,21 +15,24 @@ export interface ColourFields {
 }
 
 /** One blur-fusion step: blurred F (weighted by α) and B (weighted by 1−α), and the re-solved F. */
-function fuse(image: GuidePlanes, fg: GuidePlanes, bg: GuidePlanes, alpha: Float32Array, width: number, height: number, radius: number) {
+async function fuse(image: GuidePlanes, fg: GuidePlanes, bg: GuidePlanes, alpha: Float32Array, width: number, height: number, radius: number, means: BoxMeans) {
   const n = alpha.length;
-  const blurredAlpha = boxMean(alpha, width, height, radius);
   const weighted = (plane: Float32Array, byAlpha: boolean) => {
     const out = new Float32Array(n);
     for (let i = 0; i < n; i++) out[i] = plane[i]! * (byAlpha ? alpha[i]! : 1 - alpha[i]!);
-    return boxMean(out, width, height, radius);
+    return out;
   };
-  const smoothFg = [0, 1, 2].map((c) => {
-    const sum = weighted(fg[c]!, true);
+  const [blurredAlpha, ...sums] = (await means(
+    [alpha, weighted(fg[0], true), weighted(fg[1], true), weighted(fg[2], true), weighted(bg[0], false), weighted(bg[1], false), weighted(bg[2], false)],
+    width,
+    height,
+    radius,
+  )) as [Float32Array, ...Float32Array[]];
+  const smoothFg = sums.slice(0, 3).map((sum) => {
     for (let i = 0; i < n; i++) sum[i] = sum[i]! / (blurredAlpha[i]! + 1e-5);
     return sum;
   }) as GuidePlanes;
-  const smoothBg = [0, 1, 2].map((c) => {
-    const sum = weighted(bg[c]!, false);
+  const smoothBg = sums.slice(3, 6).map((sum) => {
     for (let i = 0; i < n; i++) sum[i] = sum[i]! / (1 - blurredAlpha[i]! + 1e-5);
     return sum;
   }) as GuidePlanes;
@@ -46,10 +49,18 @@ function fuse(image: GuidePlanes, fg: GuidePlanes, bg: GuidePlanes, alpha: Float
   return { smoothFg, smoothBg, solved };
 }
 
-/** Two blur-fusion steps, a wide one then a narrow one, as the paper recommends. */
-export function colourFields(image: GuidePlanes, alpha: Float32Array, width: number, height: number, wideRadius: number, narrowRadius: number): ColourFields {
-  const first = fuse(image, image, image, alpha, width, height, wideRadius);
-  const second = fuse(image, first.solved, first.smoothBg, alpha, width, height, narrowRadius);
+/** Two blur-fusion steps, a wide one then a narrow one, as the paper recommends; the box means go to `means`. */
+export async function colourFields(
+  image: GuidePlanes,
+  alpha: Float32Array,
+  width: number,
+  height: number,
+  wideRadius: number,
+  narrowRadius: number,
+  means: BoxMeans = boxMeansHere,
+): Promise<ColourFields> {
+  const first = await fuse(image, image, image, alpha, width, height, wideRadius, means);
+  const second = await fuse(image, first.solved, first.smoothBg, alpha, width, height, narrowRadius, means);
   return { foreground: second.smoothFg, background: second.smoothBg, width, height };
 }
 

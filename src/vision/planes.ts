@@ -39,6 +39,15 @@ export function boxMean(src: Float32Array, width: number, height: number, radius
   return result;
 }
 
+/**
+ * Box means of several planes of one size with one radius. The pipeline's provider computes them
+ * in the band threads, in parallel and off the event loop (cutout-bands.ts); this one, on the
+ * calling thread, is the reference.
+ */
+export type BoxMeans = (planes: Float32Array[], width: number, height: number, radius: number) => Promise<Float32Array[]>;
+
+export const boxMeansHere: BoxMeans = async (planes, width, height, radius) => planes.map((plane) => boxMean(plane, width, height, radius));
+
 /** For each destination index along one axis: the two source indices and the weight of the second (pixel centres aligned). */
 export interface AxisSamples {
   lo: Int32Array;

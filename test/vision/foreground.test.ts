@@ -8,7 +8,7 @@ const red = [200, 40, 30];
 const blue = [30, 60, 220];
 
 describe('foreground colour estimation', () => {
-  it('removes the old background’s tint from semi-transparent edge pixels', () => {
+  it('removes the old background’s tint from semi-transparent edge pixels', async () => {
     // Red subject on the left, blue background on the right, mixed over a 40-pixel soft edge (like hair);
     // the radii are the paper’s (90 and 6).
     const width = 200, height = 20;
@@ -27,7 +27,7 @@ describe('foreground colour estimation', () => {
         }
       }
     }
-    const fix = decontaminator(colourFields(planes, alpha, width, height, 90, 6), width, height);
+    const fix = decontaminator(await colourFields(planes, alpha, width, height, 90, 6), width, height);
     const colour = new Float64Array(3);
     let before = 0, after = 0, count = 0;
     for (let x = 82; x < 118; x++) {
@@ -43,12 +43,12 @@ describe('foreground colour estimation', () => {
     assert.ok(before / count > 80, `the test edge should be visibly tinted (${(before / count).toFixed(1)})`);
   });
 
-  it('leaves colours alone where the old background has the subject’s colour', () => {
+  it('leaves colours alone where the old background has the subject’s colour', async () => {
     const width = 60, height = 6;
     const alpha = new Float32Array(width * height);
     const planes: GuidePlanes = [new Float32Array(width * height).fill(0.5), new Float32Array(width * height).fill(0.5), new Float32Array(width * height).fill(0.5)];
     for (let i = 0; i < alpha.length; i++) alpha[i] = Math.min(1, Math.max(0, (40 - (i % width)) / 20));
-    const fix = decontaminator(colourFields(planes, alpha, width, height, 10, 2), width, height);
+    const fix = decontaminator(await colourFields(planes, alpha, width, height, 10, 2), width, height);
     const colour = new Float64Array([128, 128, 128]);
     fix(30, 3, 0.5, colour);
     for (const c of colour) assert.ok(Math.abs(c - 127.5) < 2, `grey on grey changed to ${[...colour]}`);

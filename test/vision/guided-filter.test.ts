@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fullSizeAlphaRows, guidedCoefficients, type GuidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
+import { boxMeansInThreads } from '../../src/vision/cutout-bands.ts';
+import { boxMeansHere } from '../../src/vision/planes.ts';
 
 /** The whole full-size alpha, row by row as the pipeline writes it. */
 function applyAtFullSize(c: GuidedCoefficients, pixels: Uint8Array, channels: number, width: number, height: number, curve: Uint8Array): Uint8Array {
@@ -51,14 +53,14 @@ function blurryMask(width: number, height: number, centre: number, spread: numbe
 }
 
 describe('guided refinement', () => {
-  it('snaps a mask that is blurry at full size to the sharp edge of the full-size photo', () => {
+  it('snaps a mask that is blurry at full size to the sharp edge of the full-size photo', async () => {
     const full = { width: 1600, height: 64 };
     const work = { width: 400, height: 16 };
     const edge = 803; // not on a working-pixel boundary: only the full-size photo says where it is
     const pixels = photo(full.width, full.height, edge);
     const guide = shrink(pixels, full.width, full.height, work.width, work.height);
     const mask = blurryMask(work.width, work.height, edge / 4 - 0.5, 1);
-    const coefficients = guidedCoefficients(guide, mask, work.width, work.height, 4, 1e-3);
+    const coefficients = await guidedCoefficients(guide, mask, work.width, work.height, 4, 1e-3);
     const alpha = applyAtFullSize(coefficients, pixels, 3, full.width, full.height, alphaCurve(1));
 
     // The same blurry mask upsampled without a guide, as the baseline does.
@@ -82,13 +84,26 @@ describe('guided refinement', () => {
     assert.ok(alpha[row + edge - 1]! < 20 && alpha[row + edge]! > 235, `the edge is not sharp: ${alpha[row + edge - 1]} → ${alpha[row + edge]}`);
   });
 
-  it('leaves a flat region flat: no colour texture leaks into an opaque mask', () => {
+  it('leaves a flat region flat: no colour texture leaks into an opaque mask', async () => {
     const width = 64, height = 64;
     const pixels = new Uint8Array(width * height * 3);
     for (let i = 0; i < pixels.length; i++) pixels[i] = (i * 37) % 256; // busy texture
     const guide = shrink(pixels, width, height, width, height);
-    const coefficients = guidedCoefficients(guide, new Float32Array(width * height).fill(1), width, height, 4, 1e-3);
+    const coefficients = await guidedCoefficients(guide, new Float32Array(width * height).fill(1), width, height, 4, 1e-3);
     const alpha = applyAtFullSize(coefficients, pixels, 3, width, height, alphaCurve(1));
     assert.ok(alpha.every((a) => a === 255));
+  });
+});
+
+describe('box means in the band threads', () => {
+  it('equal the box means computed on the calling thread, plane for plane, and leave the inputs untouched', async () => {
+    const width = 97, height = 61;
+    const planes = Array.from({ length: 7 }, (_, k) => Float32Array.from({ length: width * height }, (_, i) => Math.sin(i * 0.37 + k) * 0.5 + 0.5));
+    const before = planes.map((p) => p.slice());
+    const threaded = await boxMeansInThreads(planes, width, height, 4);
+    const here = await boxMeansHere(planes, width, height, 4);
+    assert.equal(threaded.length, 7);
+    threaded.forEach((plane, k) => assert.deepEqual(plane, here[k], `plane ${k}`));
+    planes.forEach((plane, k) => assert.deepEqual(plane, before[k], `input ${k}`));
   });
 });
