@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { bgRemovalSchema } from '../../src/api/schemas.ts';
 import type { TestServer } from './server.ts';
 
 export interface TaskBody {
@@ -18,6 +20,10 @@ export async function waitForFinal(server: TestServer, key: string, id: string, 
   while (Date.now() < until) {
     const res = await server.request(`/api/v1/bg/removals/${id}`, { key });
     const task = (await res.json()) as TaskBody;
+    // The route writes its body without re-checking it, so every body polled in the tests is
+    // checked here against the published schema: parsing drops unknown fields, so equality also
+    // catches a field the schema does not have.
+    assert.deepEqual(bgRemovalSchema.parse(task), task, 'a polled task matches the published BgRemoval schema');
     if (seen.at(-1) !== task.status) seen.push(task.status);
     if (task.status === 'succeeded' || task.status === 'failed') return { task, seen };
     await new Promise<void>((resolve) => setTimeout(resolve, 25));
