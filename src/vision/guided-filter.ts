@@ -104,8 +104,17 @@ export function fullSizeAlphaRows(
   const [sa, sg, sb, sc] = slopes as [Float32Array, Float32Array, Float32Array, Float32Array];
   const lo = xs.lo, t = xs.t;
   const last = curve.length - 1;
+  const settled = settledCells(c, curve);
+  const rowSettled = new Int8Array(cw);
   return (y, out) => {
     const r0 = ys.lo[y]! * cw, r1 = ys.hi[y]! * cw, ty = ys.t[y]!;
+    // A full-size pixel between four working cells that are all settled the same way gets that
+    // alpha without arithmetic: its interpolated coefficients are a convex mix of theirs.
+    for (let x = 0; x < cw; x++) {
+      const x1 = x + 1 < cw ? x + 1 : x;
+      const v = settled[r0 + x]!;
+      rowSettled[x] = v !== 0 && settled[r0 + x1] === v && settled[r1 + x] === v && settled[r1 + x1] === v ? v : 0;
+    }
     for (let f = 0; f < 4; f++) {
       const field = fields[f]!, row = rows[f]!, slope = slopes[f]!;
       const scale = f < 3 ? 1 / 255 : 1;
@@ -114,11 +123,43 @@ export function fullSizeAlphaRows(
       slope[cw - 1] = 0;
     }
     for (let x = 0, p = (y - firstRow) * width * channels; x < width; x++, p += channels) {
-      const x0 = lo[x]!, tx = t[x]!;
+      const x0 = lo[x]!;
+      const fixed = rowSettled[x0]!;
+      if (fixed !== 0) {
+        out[x] = fixed > 0 ? 255 : 0;
+        continue;
+      }
+      const tx = t[x]!;
       const q =
         (ra[x0]! + sa[x0]! * tx) * pixels[p]! + (ga[x0]! + sg[x0]! * tx) * pixels[p + 1]! + (ba[x0]! + sb[x0]! * tx) * pixels[p + 2]! + bb[x0]! + sc[x0]! * tx;
       const k = q * last;
       out[x] = curve[k <= 0 ? 0 : k >= last ? last : (k + 0.5) | 0]!;
     }
   };
+}
+
+/**
+ * For each working cell: 1 where q = a·I + b maps through the curve to 255 whatever the colour I
+ * in [0, 1]³, −1 where it maps to 0 whatever the colour, 0 where the colour decides. Most of a
+ * photo is settled (inside the subject, far background), so most full-size pixels skip the
+ * per-pixel arithmetic. The margin keeps float rounding from ever deciding a settled pixel.
+ */
+function settledCells(c: GuidedCoefficients, curve: Uint8Array): Int8Array {
+  const last = curve.length - 1;
+  let zeros = 0;
+  while (zeros <= last && curve[zeros] === 0) zeros++;
+  let firstFull = last + 1;
+  while (firstFull > 0 && curve[firstFull - 1] === 255) firstFull--;
+  // Index (k + 0.5) | 0 of k = q·last stays ≤ zeros − 1 when k < zeros − 0.5, and ≥ firstFull when k ≥ firstFull − 0.5.
+  const state = new Int8Array(c.b.length);
+  const [ar, ag, ab] = c.a;
+  for (let i = 0; i < state.length; i++) {
+    const a0 = ar[i]!, a1 = ag[i]!, a2 = ab[i]!, b = c.b[i]!;
+    const low = (b + Math.min(a0, 0) + Math.min(a1, 0) + Math.min(a2, 0)) * last;
+    const high = (b + Math.max(a0, 0) + Math.max(a1, 0) + Math.max(a2, 0)) * last;
+    const margin = 0.05 + 1e-5 * last * (Math.abs(b) + Math.abs(a0) + Math.abs(a1) + Math.abs(a2));
+    if (firstFull <= last && low >= firstFull - 0.5 + margin) state[i] = 1;
+    else if (zeros > 0 && high < zeros - 0.5 - margin) state[i] = -1;
+  }
+  return state;
 }

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { fullSizeAlphaRows, guidedCoefficients, type GuidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
 import { boxMeansInThreads } from '../../src/vision/cutout-bands.ts';
-import { boxMeansHere } from '../../src/vision/planes.ts';
+import { axisSamples, boxMeansHere } from '../../src/vision/planes.ts';
 
 /** The whole full-size alpha, row by row as the pipeline writes it. */
 function applyAtFullSize(c: GuidedCoefficients, pixels: Uint8Array, channels: number, width: number, height: number, curve: Uint8Array): Uint8Array {
@@ -105,5 +105,41 @@ describe('box means in the band threads', () => {
     assert.equal(threaded.length, 7);
     threaded.forEach((plane, k) => assert.deepEqual(plane, here[k], `plane ${k}`));
     planes.forEach((plane, k) => assert.deepEqual(plane, before[k], `input ${k}`));
+  });
+});
+
+describe('full-size alpha', () => {
+  it('matches the plain per-pixel formula everywhere, settled regions (all opaque or all clear) included', () => {
+    const cw = 40, ch = 30, width = 157, height = 113;
+    // Coefficients with wide settled areas (b far above 1 or below 0), colour-driven areas and noise.
+    const field = (f: (x: number, y: number) => number) => Float32Array.from({ length: cw * ch }, (_, i) => f(i % cw, Math.floor(i / cw)));
+    const c = {
+      a: [field((x, y) => Math.sin(x * 0.7 + y) * 2), field((x) => Math.cos(x * 0.3) * 1.5), field((x, y) => ((x * y) % 7) / 7 - 0.5)] as GuidePlanes,
+      b: field((x, y) => (x < 12 ? 3 : x > 28 ? -3 : 0.5 + Math.sin(y) * 0.4)),
+      width: cw,
+      height: ch,
+    };
+    const pixels = Uint8Array.from({ length: width * height * 3 }, (_, i) => (i * 37) % 256);
+    const curve = alphaCurve(2);
+    const ours = applyAtFullSize(c, pixels, 3, width, height, curve);
+    const xs = axisSamples(width, 0, cw, cw), ys = axisSamples(height, 0, ch, ch);
+    const at = (plane: Float32Array, x: number, y: number) => {
+      const top = plane[ys.lo[y]! * cw + xs.lo[x]!]! * (1 - xs.t[x]!) + plane[ys.lo[y]! * cw + xs.hi[x]!]! * xs.t[x]!;
+      const bottom = plane[ys.hi[y]! * cw + xs.lo[x]!]! * (1 - xs.t[x]!) + plane[ys.hi[y]! * cw + xs.hi[x]!]! * xs.t[x]!;
+      return top * (1 - ys.t[y]!) + bottom * ys.t[y]!;
+    };
+    let settled = 0;
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const p = (y * width + x) * 3;
+        const q = (at(c.a[0], x, y) * pixels[p]! + at(c.a[1], x, y) * pixels[p + 1]! + at(c.a[2], x, y) * pixels[p + 2]!) / 255 + at(c.b, x, y);
+        const expected = curve[Math.min(1024, Math.max(0, Math.round(q * 1024)))]!;
+        const got = ours[y * width + x]!;
+        if (expected === 0 || expected === 255) settled++;
+        assert.ok(Math.abs(got - expected) <= 1, `pixel ${x},${y}: ${got} vs ${expected}`);
+        if (expected === 0 || expected === 255) assert.ok(got === expected || Math.abs(q * 1024 - Math.round(q * 1024)) > 0.49, `pixel ${x},${y} is ${got}, expected ${expected}`);
+      }
+    }
+    assert.ok(settled > width * height * 0.5, 'most of the test image is settled');
   });
 });
