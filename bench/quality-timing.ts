@@ -15,7 +15,7 @@ async function bigJpeg(photo: string, width: number, height: number): Promise<Bu
   return sharp(photo).resize(width, height, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
 }
 
-export async function time12mp(segmenter: Segmenter, photo: string, rounds = 3): Promise<void> {
+export async function time12mp(segmenter: Segmenter, photo: string, rounds = 5): Promise<void> {
   const input = await bigJpeg(photo, 4000, 3000);
   const shipped = recipeFor('auto', 'standard', 4000, 3000);
   const plain: Recipe = { ...shipped, refine: null, decontaminate: false };
