@@ -26,8 +26,10 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
   app.setSerializerCompiler(serializerCompiler);
   // Only JSON bodies are part of the interface.
   app.removeContentTypeParser('text/plain');
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style, not async, like every hook that runs for each request (see health.ts).
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    done();
   });
   registerErrorHandling(app);
   registerHealthRoutes(app, ctx.metrics, ctx.readiness);

@@ -89,7 +89,21 @@ function openPostgres(url: string, max: number): Db {
   // the dead client and opens a fresh one (test/e2e/multi-process.test.ts cuts connections).
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+const pools = new WeakMap<Db, pg.Pool>();
+
+/**
+ * The connection pool under a PostgreSQL store. The queue's three statements run on it as named
+ * (server-side prepared) statements: planning each was more than half of PostgreSQL's time for it.
+ */
+export function postgresPool(db: Db): pg.Pool {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('not a PostgreSQL store opened by openDatabase');
+  return pool;
 }
 
 export function engineOf(db: Db): Engine {

@@ -4,34 +4,45 @@
 // its own implicit transaction: set_config(…, true) lasts until that statement's commit, and the
 // CTE that calls it is joined in so that it is evaluated. The flush and the extra round trips of an
 // explicit transaction are most of a small write's cost.
-import { sql } from 'kysely';
-import type { Db } from './database.ts';
+//
+// The claim looks for its two kinds of candidate (the oldest queued task, the oldest expired lease)
+// separately, so that each is one step down the (status, created_at) index: one query with an OR
+// of the two made PostgreSQL scan and sort every queued row for every claim.
+import { postgresPool, type Db } from './database.ts';
+
+const claim = `
+  with relaxed as (select set_config('synchronous_commit', 'off', true) as setting),
+  queued as (
+    select id, created_at from tasks where status = 'queued'
+    order by created_at limit 1 for update skip locked
+  ),
+  expired as (
+    select id, created_at from tasks where status = 'processing' and lease_expires_at < $1 and attempts < $2
+    order by created_at limit 1 for update skip locked
+  ),
+  picked as (
+    select id from (select id, created_at from queued union all select id, created_at from expired) candidates
+    order by created_at limit 1
+  )
+  update tasks
+  set status = 'processing', attempts = tasks.attempts + 1, lease_token = $3, lease_expires_at = $4, updated_at = $1
+  from picked, relaxed
+  where tasks.id = picked.id
+  returning tasks.*`;
+
+const extend = `
+  with relaxed as (select set_config('synchronous_commit', 'off', true) as setting)
+  update tasks set lease_expires_at = $1
+  from relaxed
+  where id = $2 and lease_token = $3 and status = 'processing'
+  returning id`;
 
 export async function claimPostgres(db: Db, leaseToken: string, opts: { leaseMs: number; maxAttempts: number }, now: number): Promise<unknown> {
-  const { rows } = await sql`
-    with relaxed as (select set_config('synchronous_commit', 'off', true) as setting),
-    picked as (
-      select id from tasks
-      where status = 'queued' or (status = 'processing' and lease_expires_at < ${now} and attempts < ${opts.maxAttempts})
-      order by created_at
-      limit 1
-      for update skip locked
-    )
-    update tasks
-    set status = 'processing', attempts = tasks.attempts + 1, lease_token = ${leaseToken},
-        lease_expires_at = ${now + opts.leaseMs}, updated_at = ${now}
-    from picked, relaxed
-    where tasks.id = picked.id
-    returning tasks.*`.execute(db);
+  const { rows } = await postgresPool(db).query({ name: 'cutout-claim', text: claim, values: [now, opts.maxAttempts, leaseToken, now + opts.leaseMs] });
   return rows[0];
 }
 
 export async function extendLeasePostgres(db: Db, taskId: string, leaseToken: string, leaseMs: number, now: number): Promise<boolean> {
-  const { rows } = await sql`
-    with relaxed as (select set_config('synchronous_commit', 'off', true) as setting)
-    update tasks set lease_expires_at = ${now + leaseMs}
-    from relaxed
-    where id = ${taskId} and lease_token = ${leaseToken} and status = 'processing'
-    returning id`.execute(db);
+  const { rows } = await postgresPool(db).query({ name: 'cutout-extend', text: extend, values: [now + leaseMs, taskId, leaseToken] });
   return rows.length === 1;
 }

@@ -34,10 +34,13 @@ export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, che
     return reply.header('Content-Type', metrics.registry.contentType).send(body);
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style, not async: this runs for every request, and a promise each time showed in the
+  // bench:api profile.
+  app.addHook('onResponse', (request, reply, done) => {
     metrics.httpDuration.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    done();
   });
 }
