@@ -24,7 +24,7 @@ import { startCutout, type CutoutProcess } from '../test/support/processes.ts';
 const execFileAsync = promisify(execFile);
 const adminUrl = process.env.BENCH_POSTGRES_URL ?? process.env.CUTOUT_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const overheadTasks = Number(process.env.BENCH_QUEUE_TASKS ?? 600);
-const modelTasks = Number(process.env.BENCH_MODEL_TASKS ?? 12);
+const modelTasks = Number(process.env.BENCH_MODEL_TASKS ?? 40);
 const repo = path.resolve(import.meta.dirname, '..');
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
 
