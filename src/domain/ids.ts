@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -12,7 +12,7 @@ export function randomToken(length: number): string {
   let out = '';
   for (let i = 0; i < length; i++) {
     if (used === pool.length) {
-      randomBytes(pool.length).copy(pool);
+      randomFillSync(pool);
       used = 0;
     }
     out += alphabet[pool[used++]! % 36];

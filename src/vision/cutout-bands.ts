@@ -1,8 +1,8 @@
-// The full-size part of the pipeline (guided filter applied at full resolution, decontamination,
-// assembly) is per-pixel JavaScript: a 12 MP photo takes about a second of it. Here it is split
-// into bands of rows that a pool of threads computes in parallel, off the event loop that serves
-// HTTP. One thread per core: the inference session's own threads are idle meanwhile unless
-// another task is at its inference, and then the two share the cores.
+// A pool of threads, one per core, for the pipeline's per-pixel JavaScript, off the event loop that
+// serves HTTP: the full-size part (guided filter applied at full resolution, decontamination,
+// assembly) split into bands of rows, and the working-size box means of the guided filter and the
+// colour fields. The inference session's own threads are idle meanwhile unless another task is at
+// its inference, and then the two share the cores.
 //
 // Each band travels to its thread as buffers of its own (its rows of the photo, a copy of the
 // matte's working-size fields, its output rows), transferred, not shared, and the thread hands all

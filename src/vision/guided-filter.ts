@@ -106,14 +106,19 @@ export function fullSizeAlphaRows(
   const last = curve.length - 1;
   const settled = settledCells(c, curve);
   const rowSettled = new Int8Array(cw);
+  let settledFor = -1;
   return (y, out) => {
     const r0 = ys.lo[y]! * cw, r1 = ys.hi[y]! * cw, ty = ys.t[y]!;
     // A full-size pixel between four working cells that are all settled the same way gets that
-    // alpha without arithmetic: its interpolated coefficients are a convex mix of theirs.
-    for (let x = 0; x < cw; x++) {
-      const x1 = x + 1 < cw ? x + 1 : x;
-      const v = settled[r0 + x]!;
-      rowSettled[x] = v !== 0 && settled[r0 + x1] === v && settled[r1 + x] === v && settled[r1 + x1] === v ? v : 0;
+    // alpha without arithmetic: its interpolated coefficients are a convex mix of theirs. Upscaled
+    // rows share their pair of working rows, so this is worked out once per pair.
+    if (r0 !== settledFor) {
+      for (let x = 0; x < cw; x++) {
+        const x1 = x + 1 < cw ? x + 1 : x;
+        const v = settled[r0 + x]!;
+        rowSettled[x] = v !== 0 && settled[r0 + x1] === v && settled[r1 + x] === v && settled[r1 + x1] === v ? v : 0;
+      }
+      settledFor = r0;
     }
     for (let f = 0; f < 4; f++) {
       const field = fields[f]!, row = rows[f]!, slope = slopes[f]!;

@@ -17,7 +17,7 @@ let loading: Promise<Segmenter> | undefined;
 
 /**
  * The process-wide segmenter. The first call's options decide how it is built; later calls,
- * concurrent ones included, share that same session (the model holds ~0.8 GB of memory when running).
+ * concurrent ones included, share that same session, so the process holds the model's memory once.
  */
 export function loadSegmenter(options: SegmenterOptions): Promise<Segmenter> {
   // A dead thread is replaced on the next call.
