@@ -66,11 +66,13 @@ async function runBand(i: number, band: Band): Promise<Uint8Array> {
 
 /**
  * Box means of working-size planes, split among the threads: they are most of the guided filter's
- * and the colour fields' cost, and the event loop stays free meanwhile. Each thread gets copies.
+ * and the colour fields' cost, and the event loop stays free meanwhile. The planes are moved to the
+ * threads, which write each mean over its plane and move it back: the means come back in the very
+ * buffers that went, and the planes given are detached (see BoxMeans).
  */
 export const boxMeansInThreads: BoxMeans = async (planes, width, height, radius) => {
   const count = Math.min(os.availableParallelism(), planes.length);
-  const groups = Array.from({ length: count }, (_, i) => planes.filter((_, p) => p % count === i).map((p) => p.slice()));
+  const groups = Array.from({ length: count }, (_, i) => planes.filter((_, p) => p % count === i));
   const results = await Promise.all(
     groups.map(async (group, i) => {
       const reply = await run(i, { id: nextId++, means: { planes: group, width, height, radius } }, group.map((p) => p.buffer as ArrayBuffer));

@@ -23,7 +23,7 @@ async function fuse(image: GuidePlanes, fg: GuidePlanes, bg: GuidePlanes, alpha:
     return out;
   };
   const [blurredAlpha, ...sums] = (await means(
-    [alpha, weighted(fg[0], true), weighted(fg[1], true), weighted(fg[2], true), weighted(bg[0], false), weighted(bg[1], false), weighted(bg[2], false)],
+    [alpha.slice(), weighted(fg[0], true), weighted(fg[1], true), weighted(fg[2], true), weighted(bg[0], false), weighted(bg[1], false), weighted(bg[2], false)],
     width,
     height,
     radius,

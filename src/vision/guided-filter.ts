@@ -18,7 +18,8 @@ export interface GuidedCoefficients {
 /**
  * Solves the colour guided filter of `mask` (working resolution, values in [0, 1]) under `guide`.
  * `radius` is in working pixels; `epsilon` is the regulariser: larger keeps more of the mask, smaller follows colours more.
- * The 17 box means, most of the cost, go to `means` in two batches.
+ * The 17 box means, most of the cost, go to `means` in two batches (copies of the guide and the
+ * mask; the products and coefficients are made for it and handed over).
  */
 export async function guidedCoefficients(
   guide: GuidePlanes,
@@ -37,7 +38,7 @@ export async function guidedCoefficients(
   };
   const [r, g, bl] = guide;
   const [mr, mg, mb, mp, rr, rg, rb, gg, gb, bb, rp, gp, bp] = (await means(
-    [r, g, bl, mask, product(r, r), product(r, g), product(r, bl), product(g, g), product(g, bl), product(bl, bl), product(r, mask), product(g, mask), product(bl, mask)],
+    [r.slice(), g.slice(), bl.slice(), mask.slice(), product(r, r), product(r, g), product(r, bl), product(g, g), product(g, bl), product(bl, bl), product(r, mask), product(g, mask), product(bl, mask)],
     width,
     height,
     radius,
