@@ -4,6 +4,7 @@
 // ranges measured on the very images they are scored on flatter the result.
 import path from 'node:path';
 import onnxProto from 'onnx-proto';
+import { int8WeightLimit } from '../src/vision/int8-cpu.ts';
 import { quantiseGraph, type Int8Options } from '../src/vision/int8-graph.ts';
 import { readRanges, type ActivationRanges } from '../src/vision/int8-ranges.ts';
 import { calibrate, calibrationPercentile } from './calibration.ts';
@@ -22,13 +23,13 @@ function firstAndLastConvs(fp32: Uint8Array): Set<string> {
 export const int8ProductRow = `INT8 QDQ, u8 activations, ${calibrationPercentile} % percentile`;
 
 export function int8Variants(fp32: () => Promise<Uint8Array>): Variant[] {
-  const int8 = (name: string, options: Omit<Int8Options, 'keepFloat'> & { keepEnds?: boolean }, ranges: () => ActivationRanges | Promise<ActivationRanges> = readRanges, fixtures?: string[]): Variant => ({
+  const int8 = (name: string, options: Omit<Int8Options, 'keepFloat' | 'weightLimit'> & { keepEnds?: boolean; weightLimit?: Int8Options['weightLimit'] }, ranges: () => ActivationRanges | Promise<ActivationRanges> = readRanges, fixtures?: string[]): Variant => ({
     name,
     side: 1024,
     fixtures,
     model: async () => {
       const graph = await fp32();
-      return quantiseGraph(graph, await ranges(), { ...options, keepFloat: options.keepEnds ? firstAndLastConvs(graph) : undefined });
+      return quantiseGraph(graph, await ranges(), { ...options, weightLimit: options.weightLimit ?? 127, keepFloat: options.keepEnds ? firstAndLastConvs(graph) : undefined });
     },
   });
   const manifest = readManifest();
@@ -41,6 +42,8 @@ export function int8Variants(fp32: () => Promise<Uint8Array>): Variant[] {
     int8(int8ProductRow, { activations: 'uint8', range: 'percentile' }),
     int8(`INT8 QDQ, s8 activations, ${percentile}`, { activations: 'int8', range: 'percentile' }),
     int8(`INT8 QDQ, u8, ${percentile}, first and last Conv in fp32`, { activations: 'uint8', range: 'percentile', keepEnds: true }),
+    // What this CPU multiplies without saturating (int8-cpu.ts): ±63 where it has no VNNI.
+    int8(`INT8 QDQ, u8, ${percentile}, weights ±${int8WeightLimit()} (this CPU's exact range)`, { activations: 'uint8', range: 'percentile', weightLimit: int8WeightLimit() }),
     { name: 'product graph (fp32), held-out 7 fixtures', side: 1024, fixtures: heldOut, model: fp32 },
     int8(`INT8 QDQ, u8, ${percentile} of the other 7, held-out 7`, { activations: 'uint8', range: 'percentile' }, halfRanges, heldOut),
   ];

@@ -2,6 +2,7 @@
 // pairs around the activations and int8 weights behind DequantizeLinear, which onnxruntime's QDQ
 // transformers turn into QLinearConv, QLinearAdd, QLinearConcat and integer MaxPool/Resize.
 import onnxProto from 'onnx-proto';
+import type { WeightLimit } from './int8-cpu.ts';
 import { quantParams, type ActivationRanges, type ActivationType, type QuantParams, type RangeKind } from './int8-ranges.ts';
 import { floatData, floatTensor, int32Tensor, int8Tensor, quantiseBias, quantiseWeights } from './int8-weights.ts';
 
@@ -17,6 +18,8 @@ export interface Int8Options {
   range: RangeKind;
   /** Conv nodes (by name) left in fp32; their neighbours are still quantised. */
   keepFloat?: ReadonlySet<string>;
+  /** The weights' range, ±127 or ±63 (int8-cpu.ts: the CPU that runs the graph decides). */
+  weightLimit: WeightLimit;
 }
 
 /** Ops that only move or pick values: their output keeps the input's parameters, so onnxruntime drops the QDQ pair around them. */
@@ -163,7 +166,7 @@ export function quantiseGraph(model: Uint8Array, ranges: ActivationRanges, optio
     const weight = initializers.get(weightName!);
     if (!weight) throw new Error(`${conv.name}: weights are not an initializer`);
     const channels = Number(weight.dims![0]);
-    const { values, scales } = quantiseWeights(floatData(weight), channels);
+    const { values, scales } = quantiseWeights(floatData(weight), channels, options.weightLimit);
     const wq = `${weightName}_int8`;
     added.push(int8Tensor(wq, values, weight.dims!.map(Number)), floatTensor(`${wq}_scale`, scales, [channels]), int8Tensor(`${wq}_zero_point`, new Int8Array(channels), [channels]));
     const dequantisers: NodeProto[] = [dequantise(wq, `${weightName}_dequantised`)];

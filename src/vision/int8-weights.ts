@@ -32,11 +32,11 @@ export interface ChannelQuantised {
 }
 
 /**
- * Symmetric per-output-channel int8 over ±127: each filter keeps its own resolution (filters of one
- * layer differ in magnitude by orders), and zero points of 0 spare MLAS the weight-side correction
- * terms.
+ * Symmetric per-output-channel int8 over ±`limit` (127, or 63 where the CPU's multiply saturates:
+ * int8-cpu.ts): each filter keeps its own resolution (filters of one layer differ in magnitude by
+ * orders), and zero points of 0 spare MLAS the weight-side correction terms.
  */
-export function quantiseWeights(weights: Float32Array, channels: number): ChannelQuantised {
+export function quantiseWeights(weights: Float32Array, channels: number, limit = 127): ChannelQuantised {
   const perChannel = weights.length / channels;
   if (!Number.isInteger(perChannel)) throw new Error(`weights of ${weights.length} values do not split into ${channels} channels`);
   const values = new Int8Array(weights.length);
@@ -45,9 +45,9 @@ export function quantiseWeights(weights: Float32Array, channels: number): Channe
     let peak = 0;
     for (let i = c * perChannel; i < (c + 1) * perChannel; i++) peak = Math.max(peak, Math.abs(weights[i]!));
     // An all-zero filter quantises to zeros at any scale; 1 keeps the scale valid.
-    const scale = peak > 0 ? peak / 127 : 1;
+    const scale = peak > 0 ? peak / limit : 1;
     scales[c] = scale;
-    for (let i = c * perChannel; i < (c + 1) * perChannel; i++) values[i] = Math.max(-127, Math.min(127, Math.round(weights[i]! / scale)));
+    for (let i = c * perChannel; i < (c + 1) * perChannel; i++) values[i] = Math.max(-limit, Math.min(limit, Math.round(weights[i]! / scale)));
   }
   return { values, scales };
 }
