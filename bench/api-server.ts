@@ -14,7 +14,7 @@ import { benchDataDir } from './images.ts';
 
 export type ServerMessage =
   | { kind: 'ready'; url: string; key: string }
-  | { kind: 'report'; eventLoopDelayMs: { p50: number; p99: number; max: number }; tasks: Record<string, number>; rssMb: number; peakRssMb: number };
+  | { kind: 'report'; eventLoopDelayMs: { p50: number; p99: number; max: number }; tasks: Record<string, number>; rssMb: number; peakRssMb: number; cpuMicros: number };
 export type ParentMessage = { kind: 'reset' } | { kind: 'report' } | { kind: 'stop' };
 
 /** Settings the parent chooses for this run (worker concurrency, threads), as environment variables. */
@@ -55,6 +55,7 @@ process.on('message', async (message: ParentMessage) => {
       tasks: Object.fromEntries(rows.map((r) => [r.status, Number(r.n)])),
       rssMb: process.memoryUsage.rss() / 2 ** 20,
       peakRssMb: process.resourceUsage().maxRSS / 1024,
+      cpuMicros: process.cpuUsage().user + process.cpuUsage().system,
     });
   }
   if (message.kind === 'stop') {

@@ -17,6 +17,7 @@ const connections = 10;
 
 interface Load {
   perSecond: number;
+  total: number;
   p50: number;
   p99: number;
   errors: number;
@@ -26,7 +27,7 @@ async function load(opts: autocannon.Options): Promise<Load> {
   // `amount` would override `duration`; `maxOverallRequests` caps the count alongside it.
   const result = await autocannon({ connections, duration: seconds, maxOverallRequests: maxRequests, ...opts });
   const errors = result.errors + result.timeouts + result.non2xx;
-  return { perSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors };
+  return { perSecond: result.requests.average, total: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, errors };
 }
 
 async function phase(name: 'idle' | 'busy', imageUrl: string) {
@@ -39,11 +40,14 @@ async function phase(name: 'idle' | 'busy', imageUrl: string) {
       await untilDeadline(async () => ((await server.report()).tasks.succeeded ?? 0) >= 1, 120_000, 'the first inference');
     }
     server.send({ kind: 'reset' });
+    const beforePolls = await server.report();
     const polls = await load({ url: `${server.url}/api/v1/bg/removals/${pollId}`, headers: server.headers() });
     const duringPolls = await server.report();
+    // The server's own CPU per poll: steadier than polls/s, which also moves with the load generator's share of the cores.
+    const cpuPerPoll = (duringPolls.cpuMicros - beforePolls.cpuMicros) / polls.total;
     const creates = await load({ url: `${server.url}/api/v1/bg/removals`, method: 'POST', headers: server.headers(), body: JSON.stringify({ image_url: imageUrl }) });
     const end = await server.report();
-    return { name, polls, creates, delay: duringPolls.eventLoopDelayMs, tasks: end.tasks };
+    return { name, polls, creates, cpuPerPoll, delay: duringPolls.eventLoopDelayMs, tasks: end.tasks };
   } finally {
     await server.stop();
   }
@@ -61,13 +65,14 @@ async function main(): Promise<void> {
       console.log(`${name}: ${JSON.stringify(results.at(-1))}`);
     }
     printTable(
-      ['worker', 'creates/s', 'create p50 / p99 ms', 'polls/s', 'poll p50 / p99 ms', 'event-loop delay during polls p50 / p99 / max ms', 'errors', 'tasks at end'],
+      ['worker', 'creates/s', 'create p50 / p99 ms', 'polls/s', 'poll p50 / p99 ms', 'server process CPU µs per poll', 'event-loop delay during polls p50 / p99 / max ms', 'errors', 'tasks at end'],
       results.map((r) => [
         r.name,
         fixed(r.creates.perSecond),
         `${r.creates.p50} / ${r.creates.p99}`,
         fixed(r.polls.perSecond),
         `${r.polls.p50} / ${r.polls.p99}`,
+        r.name === 'idle' ? fixed(r.cpuPerPoll) : '– (inference shares it)',
         `${fixed(r.delay.p50, 1)} / ${fixed(r.delay.p99, 1)} / ${fixed(r.delay.max, 1)}`,
         String(r.creates.errors + r.polls.errors),
         Object.entries(r.tasks).map(([k, v]) => `${k} ${v}`).join(', '),

@@ -52,8 +52,8 @@ const graphEdits = { output: 'output', float32: true } as const;
  * percentile ranges, not min/max: a few activations reach 30–40× their 99.99th percentile on one
  * photo, and ranges that wide leave too few levels for everything else (mean IoU 0.54). Weights over
  * ±127 on every CPU: without VNNI onnxruntime's u8×s8 multiply can saturate (int8-cpu.ts), yet on
- * such a CPU (Zen 3) `npm run bench:quality` measured ±63 weights worse on the fixtures (`standard`
- * mean IoU 0.9177 vs 0.9192, MAE 0.0171 vs 0.0164) than ±127 with whatever saturation it meets.
+ * such a CPU (Zen 3) `npm run bench:inference -- --int8` measured ±63 weights worse on the fixtures
+ * (mean IoU 0.9178 vs 0.9196, MAE 0.0203 vs 0.0195) than ±127 with whatever saturation it meets.
  */
 const int8 = { activations: 'uint8', range: 'percentile', weightLimit: 127 } as const;
 

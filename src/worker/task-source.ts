@@ -8,12 +8,17 @@ import type { Db } from '../store/database.ts';
 import type { Task } from '../store/task-row.ts';
 import { findTaskSource } from '../store/web-tasks-repository.ts';
 import { downscaleToPixels } from '../vision/downscale.ts';
+import { retryUntil } from './retry.ts';
 
 export type SourceReader = (task: Task) => Promise<Buffer>;
 
-export function createSourceReader(config: Config, db: Db, uploads: UploadStore): SourceReader {
+/** `onRetry` hears of each failed attempt at the task's database lookup before it is tried again. */
+export function createSourceReader(config: Config, db: Db, uploads: UploadStore, onRetry: (err: unknown) => void = () => {}): SourceReader {
   return async (task) => {
-    const source = await findTaskSource(db, task.id);
+    // The one database read inside a task's work: an outage here (a dropped connection) is retried
+    // for as long as a lease lasts, as the task's ending is (worker.ts), instead of failing a task
+    // whose image is fine. The multi-process test that cuts connections caught it failing one.
+    const source = await retryUntil(() => findTaskSource(db, task.id), Date.now() + config.leaseMs, onRetry);
     let data: Buffer;
     if (source?.uploadKey) {
       const upload = await uploads.read(source.uploadKey);

@@ -110,7 +110,7 @@ describe('two API processes and three workers on PostgreSQL and a bucket (real m
   }
 
   async function assertChargedOnce(ids: string[]): Promise<void> {
-    const tasks = await db.selectFrom('tasks').select(['id', 'status', 'attempts']).where('id', 'in', ids).execute();
+    const tasks = await db.selectFrom('tasks').select(['id', 'status', 'attempts', 'error_code', 'error_message']).where('id', 'in', ids).execute();
     assert.deepEqual(tasks.filter((t) => t.status !== 'succeeded'), [], 'every task succeeded');
     const ledger = (await listLedger(db, accountId)).filter((e) => e.taskId !== null && ids.includes(e.taskId));
     for (const id of ids) {

@@ -1,0 +1,53 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { loadConfig } from '../../src/config.ts';
+import { openResults } from '../../src/storage/open-results.ts';
+import { createAccount } from '../../src/store/accounts-repository.ts';
+import { openDatabase, type Db } from '../../src/store/database.ts';
+import { createTask } from '../../src/store/tasks-repository.ts';
+import { createSourceReader } from '../../src/worker/task-source.ts';
+import { fixtureImage, startImageServer, type ImageServer } from '../support/image-server.ts';
+
+let dataDir: string;
+let db: Db;
+let images: ImageServer;
+
+before(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-task-source-'));
+  db = await openDatabase({ dataDir });
+  images = await startImageServer();
+});
+
+after(async () => {
+  await db.destroy();
+  await images.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+test("a database failure while a task's source is looked up is retried: the task's image is still read", async () => {
+  const config = loadConfig({ CUTOUT_DATA_DIR: dataDir, CUTOUT_ALLOW_PRIVATE_IMAGE_URLS: 'true', CUTOUT_BOOTSTRAP: 'false' });
+  const account = await createAccount(db, { email: 'source@example.test', plan: 'paid', credits: 5 });
+  const { task } = await createTask(db, {
+    accountId: account.id,
+    input: { image_url: `${images.url}/fixtures/horse-279.png`, subject: 'auto', precision: 'standard', output_format: 'png' },
+    idempotencyKey: undefined,
+    maxActiveTasks: 10,
+  });
+  // The lookup's table is out of reach for the first attempt, as in an outage, and back before the retry.
+  await sql`alter table web_task_sources rename to web_task_sources_away`.execute(db);
+  const failures: unknown[] = [];
+  let restored: Promise<unknown> | undefined;
+  const read = createSourceReader(config, db, openResults(config).uploads, (err) => {
+    failures.push(err);
+    restored ??= sql`alter table web_task_sources_away rename to web_task_sources`.execute(db);
+  });
+  const data = await read(task);
+  await restored;
+  assert.equal(failures.length, 1);
+  assert.match(String(failures[0]), /web_task_sources/);
+  assert.deepEqual(data, fixtureImage('horse-279.png'));
+});
