@@ -8,7 +8,7 @@
 // accuracy test and a bench row use this limit.
 import fs from 'node:fs';
 
-/** Weights span ±127 where the CPU has VNNI, ±63 elsewhere (and where its features cannot be read). */
+/** The weight range a CPU multiplies exactly: ±127 with VNNI, ±63 without (or when its features cannot be read). */
 export type WeightLimit = 127 | 63;
 
 /** The limit for the CPU whose `/proc/cpuinfo` text this is. */
