@@ -76,8 +76,8 @@ function withStatementCache(file: SQLite.Database, limit = 256): SqliteDatabase 
 /**
  * A query's rows as plain objects built here from better-sqlite3's arrays. Its own row objects are
  * made property by property through V8's API, looking every column name up in the string table
- * again for every row; a poll reads two rows of 20-odd columns, and in alternating runs of
- * bench:api's poll load this took the server's CPU per poll down by about a tenth. Same objects:
+ * again for every row, and a poll reads two rows of 20-odd columns (a CPU profile of the server
+ * under bench:api's polls put better-sqlite3's reads at about a fifth of its time). Same objects:
  * column names as keys, a later duplicate name winning.
  */
 function withRowsBuiltHere(statement: SQLite.Statement): SqliteStatement {

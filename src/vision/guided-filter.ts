@@ -31,29 +31,44 @@ export async function guidedCoefficients(
   means: BoxMeans = boxMeansHere,
 ): Promise<GuidedCoefficients> {
   const n = mask.length;
-  const product = (x: Float32Array, y: Float32Array) => {
-    const out = new Float32Array(n);
-    for (let i = 0; i < n; i++) out[i] = x[i]! * y[i]!;
-    return out;
-  };
   const [r, g, bl] = guide;
-  const planes = [r.slice(), g.slice(), bl.slice(), mask.slice()];
+  const planes: Float32Array[] = [r.slice(), g.slice(), bl.slice(), mask.slice()];
   for (const [x, y] of [[r, r], [r, g], [r, bl], [g, g], [g, bl], [bl, bl], [r, mask], [g, mask], [bl, mask]] as const) {
     planes.push(product(x, y));
     await nextTurn();
   }
-  const [mr, mg, mb, mp, rr, rg, rb, gg, gb, bb, rp, gp, bp] = (await means(planes, width, height, radius)) as [
-    Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array,
-  ];
-  const ar = new Float32Array(n), ag = new Float32Array(n), ab = new Float32Array(n), b = new Float32Array(n);
+  const windowMeans = (await means(planes, width, height, radius)) as WindowMeans;
+  const solved: Coefficients = [new Float32Array(n), new Float32Array(n), new Float32Array(n), new Float32Array(n)];
   for (let start = 0; start < n; start += sliceLength) {
     if (start > 0) await nextTurn();
-    solveSlice(start, Math.min(n, start + sliceLength));
+    solveSlice(windowMeans, epsilon, solved, start, Math.min(n, start + sliceLength));
   }
-  function solveSlice(from: number, to: number): void {
-    for (let i = from; i < to; i++) {
+  const [a0, a1, a2, b0] = (await means(solved, width, height, radius)) as Coefficients;
+  return { a: [a0, a1, a2], b: b0, width, height };
+}
+
+// The solve runs on the thread that serves HTTP: in slices, with turns of the event loop between
+// them, so that no poll waits behind all of it. Its loops are top-level functions, so that their
+// optimised code carries over from one task to the next.
+const sliceLength = 65_536;
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Window means of r, g, b, the mask, the guide's six products and its three products with the mask. */
+type WindowMeans = [Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array];
+/** a for r, g and b, then b. */
+type Coefficients = [Float32Array, Float32Array, Float32Array, Float32Array];
+
+function product(x: Float32Array, y: Float32Array): Float32Array {
+  const out = new Float32Array(x.length);
+  for (let i = 0; i < x.length; i++) out[i] = x[i]! * y[i]!;
+  return out;
+}
+
+/** Pixels [from, to): the guide's covariance in the window plus ε·I, solved against its covariance with the mask. */
+function solveSlice(windowMeans: WindowMeans, epsilon: number, [ar, ag, ab, b]: Coefficients, from: number, to: number): void {
+  const [mr, mg, mb, mp, rr, rg, rb, gg, gb, bb, rp, gp, bp] = windowMeans;
+  for (let i = from; i < to; i++) {
     const mR = mr[i]!, mG = mg[i]!, mB = mb[i]!, mP = mp[i]!;
-    // Covariance of the guide in the window plus ε·I, and its covariance with the mask.
     const vrr = rr[i]! - mR * mR + epsilon, vrg = rg[i]! - mR * mG, vrb = rb[i]! - mR * mB;
     const vgg = gg[i]! - mG * mG + epsilon, vgb = gb[i]! - mG * mB, vbb = bb[i]! - mB * mB + epsilon;
     const cr = rp[i]! - mR * mP, cg = gp[i]! - mG * mP, cb = bp[i]! - mB * mP;
@@ -66,17 +81,8 @@ export async function guidedCoefficients(
     const aB = (i02 * cr + i12 * cg + i22 * cb) / det;
     ar[i] = aR; ag[i] = aG; ab[i] = aB;
     b[i] = mP - aR * mR - aG * mG - aB * mB;
-    }
   }
-  const [a0, a1, a2, b0] = (await means([ar, ag, ab, b], width, height, radius)) as [Float32Array, Float32Array, Float32Array, Float32Array];
-  return { a: [a0, a1, a2], b: b0, width, height };
 }
-
-// The solve runs on the thread that serves HTTP: in slices, with turns of the event loop between
-// them, so that no poll waits behind all of it (done in one go, the products and the 3×3 solves
-// of a 2 MP photo stopped the event loop for 50–65 ms on a Zen 3 core, a 1 ms timer beside a task).
-const sliceLength = 65_536;
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The filtered mask at the working resolution, clamped to [0, 1]. */
 export function applyAtWorkingSize(c: GuidedCoefficients, guide: GuidePlanes): Float32Array {

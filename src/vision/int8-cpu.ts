@@ -2,10 +2,10 @@
 // activations by s8 weights with VNNI where the CPU has it; without it (AVX2, AVX-512 without
 // VNNI) they use VPMADDUBSW, which adds two u8×s8 products into a saturating 16-bit integer:
 // 2 × 255 × 127 can overflow it, 2 × 255 × 63 cannot (onnxruntime's own quantiser calls 7-bit
-// weights `reduce_range`). On a Zen 3 machine without VNNI a small random graph with ±127 weights
-// drifted 12% of its output's spread from fp32, while ISNet on the fixtures lost nothing to it and
-// lost quality to 7-bit weights (model-session.ts): the product keeps ±127, and the quantiser's own
-// accuracy test and a bench row use this limit.
+// weights `reduce_range`). On a Zen 3 machine without VNNI the quantiser's accuracy test on a
+// small random graph failed with ±127 weights, while ISNet on the fixtures lost nothing to the
+// saturation and lost quality to 7-bit weights (model-session.ts): the product keeps ±127, and
+// that test and a bench:inference row use this limit.
 import fs from 'node:fs';
 
 /** The weight range a CPU multiplies exactly: ±127 with VNNI, ±63 without (or when its features cannot be read). */

@@ -95,9 +95,9 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
   return { alpha, colours };
 }
 
-// The per-pixel loops of the passes' combination live in functions of their own, not in the stage's
-// closure: made anew for every task, the closure's loops ran unoptimised, 60 ms of a 2 MP task with
-// the event loop blocked (a 1 ms timer beside one task).
+// The per-pixel loops of the passes' combination live in top-level functions rather than in the
+// stage's closure, which is made anew for every task: their optimised code carries over from one
+// task to the next, and the event loop waits less behind them (bench:api's event-loop maximum).
 
 /** Adds one pass's mask (placed at left, top in the working image) with its weight, as log-odds or as it is. */
 function addPass(sum: Float32Array, weight: Float32Array, width: number, pass: { data: Float32Array; left: number; top: number; width: number; height: number }, passWeight: number, asLogOdds: boolean): void {
