@@ -114,20 +114,23 @@ export function fullSizeAlphaRows(
 ): AlphaRowWriter {
   const xs = axisSamples(width, 0, c.width, c.width);
   const ys = axisSamples(height, 0, c.height, c.height);
-  const fields = [c.a[0], c.a[1], c.a[2], c.b];
+  const [fa, fg, fb] = c.a, fc = c.b;
   // Per full-size row, the fields are interpolated between two working rows once (the colour
   // coefficients already divided by 255), with each column's slope to the next; per pixel only
-  // the step along x remains. This loop runs for every pixel of every photo.
+  // the step along x remains.
   const cw = c.width;
-  const rows = fields.map(() => new Float32Array(cw));
-  const slopes = fields.map(() => new Float32Array(cw));
-  const [ra, ga, ba, bb] = rows as [Float32Array, Float32Array, Float32Array, Float32Array];
-  const [sa, sg, sb, sc] = slopes as [Float32Array, Float32Array, Float32Array, Float32Array];
+  const [ra, ga, ba, bb, sa, sg, sb, sc] = Array.from({ length: 8 }, () => new Float32Array(cw)) as [Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array];
   const lo = xs.lo, t = xs.t;
   const last = curve.length - 1;
   const settled = settledCells(c, curve);
   const rowSettled = new Int8Array(cw);
   let settledFor = -1;
+  // The first full-size column of each working column (lo only grows along a row), and width at the end.
+  const firstPixel = new Int32Array(cw + 1);
+  for (let k = 0, x = 0; k <= cw; k++) {
+    while (x < width && lo[x]! < k) x++;
+    firstPixel[k] = x;
+  }
   return (y, out) => {
     const r0 = ys.lo[y]! * cw, r1 = ys.hi[y]! * cw, ty = ys.t[y]!;
     // A full-size pixel between four working cells that are all settled the same way gets that
@@ -141,25 +144,38 @@ export function fullSizeAlphaRows(
       }
       settledFor = r0;
     }
-    for (let f = 0; f < 4; f++) {
-      const field = fields[f]!, row = rows[f]!, slope = slopes[f]!;
-      const scale = f < 3 ? 1 / 255 : 1;
-      for (let x = 0; x < cw; x++) row[x] = (field[r0 + x]! + (field[r1 + x]! - field[r0 + x]!) * ty) * scale;
-      for (let x = 0; x < cw - 1; x++) slope[x] = row[x + 1]! - row[x]!;
-      slope[cw - 1] = 0;
+    // Only where the colour decides are the fields needed: each such column's value and slope, from
+    // the two working rows around this one.
+    for (let x = 0; x < cw; x++) {
+      if (rowSettled[x] !== 0) continue;
+      const i0 = r0 + x, i1 = r1 + x, j = x + 1 < cw ? 1 : 0;
+      const a0 = (fa[i0]! + (fa[i1]! - fa[i0]!) * ty) / 255, a1 = (fa[i0 + j]! + (fa[i1 + j]! - fa[i0 + j]!) * ty) / 255;
+      const g0 = (fg[i0]! + (fg[i1]! - fg[i0]!) * ty) / 255, g1 = (fg[i0 + j]! + (fg[i1 + j]! - fg[i0 + j]!) * ty) / 255;
+      const b0 = (fb[i0]! + (fb[i1]! - fb[i0]!) * ty) / 255, b1 = (fb[i0 + j]! + (fb[i1 + j]! - fb[i0 + j]!) * ty) / 255;
+      const c0 = fc[i0]! + (fc[i1]! - fc[i0]!) * ty, c1 = fc[i0 + j]! + (fc[i1 + j]! - fc[i0 + j]!) * ty;
+      ra[x] = a0; sa[x] = a1 - a0;
+      ga[x] = g0; sg[x] = g1 - g0;
+      ba[x] = b0; sb[x] = b1 - b0;
+      bb[x] = c0; sc[x] = c1 - c0;
     }
-    for (let x = 0, p = (y - firstRow) * width * channels; x < width; x++, p += channels) {
-      const x0 = lo[x]!;
+    // Runs of working columns settled the same way become one fill of their full-size pixels; the
+    // arithmetic runs only over the pixels of the other columns.
+    const base = (y - firstRow) * width * channels;
+    for (let x0 = 0; x0 < cw; ) {
       const fixed = rowSettled[x0]!;
-      if (fixed !== 0) {
-        out[x] = fixed > 0 ? 255 : 0;
-        continue;
+      let end = x0 + 1;
+      while (end < cw && rowSettled[end] === fixed) end++;
+      if (fixed !== 0) out.fill(fixed > 0 ? 255 : 0, firstPixel[x0]!, firstPixel[end]!);
+      else {
+        for (let x = firstPixel[x0]!, stop = firstPixel[end]!, p = base + x * channels; x < stop; x++, p += channels) {
+          const xc = lo[x]!, tx = t[x]!;
+          const q =
+            (ra[xc]! + sa[xc]! * tx) * pixels[p]! + (ga[xc]! + sg[xc]! * tx) * pixels[p + 1]! + (ba[xc]! + sb[xc]! * tx) * pixels[p + 2]! + bb[xc]! + sc[xc]! * tx;
+          const k = q * last;
+          out[x] = curve[k <= 0 ? 0 : k >= last ? last : (k + 0.5) | 0]!;
+        }
       }
-      const tx = t[x]!;
-      const q =
-        (ra[x0]! + sa[x0]! * tx) * pixels[p]! + (ga[x0]! + sg[x0]! * tx) * pixels[p + 1]! + (ba[x0]! + sb[x0]! * tx) * pixels[p + 2]! + bb[x0]! + sc[x0]! * tx;
-      const k = q * last;
-      out[x] = curve[k <= 0 ? 0 : k >= last ? last : (k + 0.5) | 0]!;
+      x0 = end;
     }
   };
 }
