@@ -1,19 +1,21 @@
-// A pool of threads, one per core, for the pipeline's per-pixel JavaScript, off the event loop that
+// A pool of threads, one per core, for the pipeline's per-pixel work, off the event loop that
 // serves HTTP: the full-size part (guided filter applied at full resolution, decontamination,
-// assembly) split into bands of rows, and the working-size box means of the guided filter and the
-// colour fields. The inference session's own threads are idle meanwhile unless another task is at
-// its inference, and then the two share the cores.
+// assembly) split into bands of rows, the guided filter's solve and the colour fields' box means
+// at the working size. The inference session's own threads are idle meanwhile unless another task
+// is at its inference, and then the two share the cores.
 //
 // Each band travels to its thread as buffers of its own (its rows of the photo, a copy of the
 // matte's working-size fields, its output rows), transferred, not shared, and the thread hands all
-// of them back: a thread never holds memory between jobs, so resident memory stays flat.
+// of them back: between jobs a thread holds only its WebAssembly memory (kernels.ts), whose size is
+// that of the largest job, so resident memory stays flat.
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { BandReply, BandRequest } from './band-thread.ts';
 import { bandBuffers, type Band } from './compose.ts';
 import type { DecodedImage } from './decode.ts';
+import type { FieldSolver } from './foreground.ts';
+import type { CoefficientSolver } from './guided-filter.ts';
 import type { Matte } from './matte.ts';
-import type { BoxMeans } from './planes.ts';
 import { startThread } from './start-thread.ts';
 
 interface PoolThread {
@@ -64,24 +66,20 @@ async function runBand(i: number, band: Band): Promise<Uint8Array> {
   return reply.out;
 }
 
-/**
- * Box means of working-size planes, split among the threads: they are most of the guided filter's
- * and the colour fields' cost, and the event loop stays free meanwhile. The planes are moved to the
- * threads, which write each mean over its plane and move it back: the means come back in the very
- * buffers that went, and the planes given are detached (see BoxMeans).
- */
-export const boxMeansInThreads: BoxMeans = async (planes, width, height, radius) => {
-  const count = Math.min(os.availableParallelism(), planes.length);
-  const groups = Array.from({ length: count }, (_, i) => planes.filter((_, p) => p % count === i));
-  const results = await Promise.all(
-    groups.map(async (group, i) => {
-      const reply = await run(i, { id: nextId++, means: { planes: group, width, height, radius } }, group.map((p) => p.buffer as ArrayBuffer));
-      if (!('planes' in reply) || reply.planes.length !== group.length) throw new Error('band thread answered box means with the wrong planes');
-      return reply.planes;
-    }),
-  );
-  return planes.map((_, p) => results[p % count]![Math.floor(p / count)]!);
-};
+/** Working-size planes through one band thread's kernel; they go and come back in the same buffers. */
+async function runOnPlanes(request: BandRequest, planes: Float32Array[]): Promise<Float32Array[]> {
+  const reply = await run(0, request, planes.map((p) => p.buffer as ArrayBuffer));
+  if (!('planes' in reply) || reply.planes.length !== planes.length) throw new Error('band thread answered with the wrong planes');
+  return reply.planes;
+}
+
+/** The guided filter's coefficients, solved in a band thread: the event loop stays free meanwhile (see CoefficientSolver). */
+export const guidedInThreads: CoefficientSolver = (planes, width, height, radius, epsilon) =>
+  runOnPlanes({ id: nextId++, guided: { planes, width, height, radius, epsilon } }, planes);
+
+/** The colour fields, solved in a band thread (see FieldSolver). */
+export const fieldsInThreads: FieldSolver = (planes, width, height, wideRadius, narrowRadius) =>
+  runOnPlanes({ id: nextId++, colours: { planes, width, height, wideRadius, narrowRadius } }, planes);
 
 /**
  * Bytes [start, end) in a buffer of their own, the only thing a transfer may move. (A Buffer's

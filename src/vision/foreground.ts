@@ -3,7 +3,8 @@
 // for F with smooth local estimates of F and B removes the old background's tint, so the cutout
 // shows no fringe on a new background. The smooth estimates are made at the working resolution and
 // upsampled; only the semi-transparent pixels are touched at full size.
-import { axisSamples, boxMeansHere, type BoxMeans } from './planes.ts';
+import { colourFieldsInPlace } from './kernels.ts';
+import { axisSamples } from './planes.ts';
 import type { GuidePlanes } from './guided-filter.ts';
 
 /** Smooth local foreground and background colours at the working resolution, values in [0, 1]. */
@@ -14,42 +15,23 @@ export interface ColourFields {
   height: number;
 }
 
-/** One blur-fusion step: blurred F (weighted by α) and B (weighted by 1−α), and the re-solved F. */
-async function fuse(image: GuidePlanes, fg: GuidePlanes, bg: GuidePlanes, alpha: Float32Array, width: number, height: number, radius: number, means: BoxMeans) {
-  const n = alpha.length;
-  const weighted = (plane: Float32Array, byAlpha: boolean) => {
-    const out = new Float32Array(n);
-    for (let i = 0; i < n; i++) out[i] = plane[i]! * (byAlpha ? alpha[i]! : 1 - alpha[i]!);
-    return out;
-  };
-  const [blurredAlpha, ...sums] = (await means(
-    [alpha.slice(), weighted(fg[0], true), weighted(fg[1], true), weighted(fg[2], true), weighted(bg[0], false), weighted(bg[1], false), weighted(bg[2], false)],
-    width,
-    height,
-    radius,
-  )) as [Float32Array, ...Float32Array[]];
-  const smoothFg = sums.slice(0, 3).map((sum) => {
-    for (let i = 0; i < n; i++) sum[i] = sum[i]! / (blurredAlpha[i]! + 1e-5);
-    return sum;
-  }) as GuidePlanes;
-  const smoothBg = sums.slice(3, 6).map((sum) => {
-    for (let i = 0; i < n; i++) sum[i] = sum[i]! / (1 - blurredAlpha[i]! + 1e-5);
-    return sum;
-  }) as GuidePlanes;
-  const solved = [0, 1, 2].map((c) => {
-    const out = new Float32Array(n);
-    const f = smoothFg[c]!, b = smoothBg[c]!, im = image[c]!;
-    for (let i = 0; i < n; i++) {
-      const a = alpha[i]!;
-      const v = f[i]! + a * (im[i]! - a * f[i]! - (1 - a) * b[i]!);
-      out[i] = v < 0 ? 0 : v > 1 ? 1 : v;
-    }
-    return out;
-  }) as GuidePlanes;
-  return { smoothFg, smoothBg, solved };
-}
+/**
+ * Computes the colour fields over [r, g, b, alpha, spare, spare] (each width × height), written over
+ * them as [F_r, F_g, F_b, B_r, B_g, B_b], on this thread or another: the pipeline's runs in a band
+ * thread (cutout-bands.ts) and takes the planes over, so they are detached when it returns.
+ */
+export type FieldSolver = (planes: Float32Array[], width: number, height: number, wideRadius: number, narrowRadius: number) => Promise<Float32Array[]>;
 
-/** Two blur-fusion steps, a wide one then a narrow one, as the paper recommends; the box means go to `means`. */
+export const fieldsHere: FieldSolver = async (planes, width, height, wideRadius, narrowRadius) => {
+  colourFieldsInPlace(planes, width, height, wideRadius, narrowRadius);
+  return planes;
+};
+
+/**
+ * Two blur-fusion steps, a wide one then a narrow one, as the paper recommends: box-blurred F
+ * (weighted by α) and B (weighted by 1 − α), F re-solved from the photo between the steps. The
+ * arithmetic is WebAssembly (kernels/planes.ts).
+ */
 export async function colourFields(
   image: GuidePlanes,
   alpha: Float32Array,
@@ -57,11 +39,13 @@ export async function colourFields(
   height: number,
   wideRadius: number,
   narrowRadius: number,
-  means: BoxMeans = boxMeansHere,
+  solve: FieldSolver = fieldsHere,
 ): Promise<ColourFields> {
-  const first = await fuse(image, image, image, alpha, width, height, wideRadius, means);
-  const second = await fuse(image, first.solved, first.smoothBg, alpha, width, height, narrowRadius, means);
-  return { foreground: second.smoothFg, background: second.smoothBg, width, height };
+  const n = width * height;
+  const planes = [image[0].slice(), image[1].slice(), image[2].slice(), alpha.slice(), new Float32Array(n), new Float32Array(n)];
+  const [fr, fg, fb, br, bg, bb] = await solve(planes, width, height, wideRadius, narrowRadius);
+  if (!fr || !fg || !fb || !br || !bg || !bb) throw new Error('the colour fields came back with fewer than six planes');
+  return { foreground: [fr, fg, fb], background: [br, bg, bb], width, height };
 }
 
 /**

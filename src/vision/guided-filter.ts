@@ -2,7 +2,8 @@
 // resolution, whose linear coefficients are then upsampled and applied to the full-resolution photo
 // ("fast guided filter", He & Sun 2015). The alpha so follows the photo's edges at full size while
 // the costly solve stays at about a megapixel.
-import { axisSamples, boxMeansHere, type BoxMeans } from './planes.ts';
+import { guidedCoefficientsInPlace } from './kernels.ts';
+import { axisSamples } from './planes.ts';
 
 /** The photo at the working resolution, one plane per colour channel, values in [0, 1]. */
 export type GuidePlanes = [Float32Array, Float32Array, Float32Array];
@@ -16,10 +17,22 @@ export interface GuidedCoefficients {
 }
 
 /**
+ * Writes the guided filter's coefficients over copies of the guide's planes and the mask
+ * ([r, g, b, mask] → [a_r, a_g, a_b, b]), on this thread or another: the pipeline's solver runs in a
+ * band thread (cutout-bands.ts) and takes the planes over, so they are detached when it returns.
+ */
+export type CoefficientSolver = (planes: Float32Array[], width: number, height: number, radius: number, epsilon: number) => Promise<Float32Array[]>;
+
+export const solveHere: CoefficientSolver = async (planes, width, height, radius, epsilon) => {
+  guidedCoefficientsInPlace(planes, width, height, radius, epsilon);
+  return planes;
+};
+
+/**
  * Solves the colour guided filter of `mask` (working resolution, values in [0, 1]) under `guide`.
- * `radius` is in working pixels; `epsilon` is the regulariser: larger keeps more of the mask, smaller follows colours more.
- * The 17 box means, most of the cost, go to `means` in two batches (copies of the guide and the
- * mask; the products and coefficients are made for it and handed over).
+ * `radius` is in working pixels; `epsilon` is the regulariser: larger keeps more of the mask, smaller
+ * follows colours more. The arithmetic (17 box means, the products and a 3×3 solve per pixel) is
+ * WebAssembly (kernels/planes.ts).
  */
 export async function guidedCoefficients(
   guide: GuidePlanes,
@@ -28,60 +41,11 @@ export async function guidedCoefficients(
   height: number,
   radius: number,
   epsilon: number,
-  means: BoxMeans = boxMeansHere,
+  solve: CoefficientSolver = solveHere,
 ): Promise<GuidedCoefficients> {
-  const n = mask.length;
-  const [r, g, bl] = guide;
-  const planes: Float32Array[] = [r.slice(), g.slice(), bl.slice(), mask.slice()];
-  for (const [x, y] of [[r, r], [r, g], [r, bl], [g, g], [g, bl], [bl, bl], [r, mask], [g, mask], [bl, mask]] as const) {
-    planes.push(product(x, y));
-    await nextTurn();
-  }
-  const windowMeans = (await means(planes, width, height, radius)) as WindowMeans;
-  const solved: Coefficients = [new Float32Array(n), new Float32Array(n), new Float32Array(n), new Float32Array(n)];
-  for (let start = 0; start < n; start += sliceLength) {
-    if (start > 0) await nextTurn();
-    solveSlice(windowMeans, epsilon, solved, start, Math.min(n, start + sliceLength));
-  }
-  const [a0, a1, a2, b0] = (await means(solved, width, height, radius)) as Coefficients;
-  return { a: [a0, a1, a2], b: b0, width, height };
-}
-
-// The solve runs on the thread that serves HTTP: in slices, with turns of the event loop between
-// them, so that no poll waits behind all of it. Its loops are top-level functions, so that their
-// optimised code carries over from one task to the next.
-const sliceLength = 65_536;
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/** Window means of r, g, b, the mask, the guide's six products and its three products with the mask. */
-type WindowMeans = [Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array];
-/** a for r, g and b, then b. */
-type Coefficients = [Float32Array, Float32Array, Float32Array, Float32Array];
-
-function product(x: Float32Array, y: Float32Array): Float32Array {
-  const out = new Float32Array(x.length);
-  for (let i = 0; i < x.length; i++) out[i] = x[i]! * y[i]!;
-  return out;
-}
-
-/** Pixels [from, to): the guide's covariance in the window plus ε·I, solved against its covariance with the mask. */
-function solveSlice(windowMeans: WindowMeans, epsilon: number, [ar, ag, ab, b]: Coefficients, from: number, to: number): void {
-  const [mr, mg, mb, mp, rr, rg, rb, gg, gb, bb, rp, gp, bp] = windowMeans;
-  for (let i = from; i < to; i++) {
-    const mR = mr[i]!, mG = mg[i]!, mB = mb[i]!, mP = mp[i]!;
-    const vrr = rr[i]! - mR * mR + epsilon, vrg = rg[i]! - mR * mG, vrb = rb[i]! - mR * mB;
-    const vgg = gg[i]! - mG * mG + epsilon, vgb = gb[i]! - mG * mB, vbb = bb[i]! - mB * mB + epsilon;
-    const cr = rp[i]! - mR * mP, cg = gp[i]! - mG * mP, cb = bp[i]! - mB * mP;
-    // Symmetric 3×3 inverse by cofactors.
-    const i00 = vgg * vbb - vgb * vgb, i01 = vrb * vgb - vrg * vbb, i02 = vrg * vgb - vrb * vgg;
-    const i11 = vrr * vbb - vrb * vrb, i12 = vrb * vrg - vrr * vgb, i22 = vrr * vgg - vrg * vrg;
-    const det = vrr * i00 + vrg * i01 + vrb * i02;
-    const aR = (i00 * cr + i01 * cg + i02 * cb) / det;
-    const aG = (i01 * cr + i11 * cg + i12 * cb) / det;
-    const aB = (i02 * cr + i12 * cg + i22 * cb) / det;
-    ar[i] = aR; ag[i] = aG; ab[i] = aB;
-    b[i] = mP - aR * mR - aG * mG - aB * mB;
-  }
+  const [ar, ag, ab, b] = await solve([guide[0].slice(), guide[1].slice(), guide[2].slice(), mask.slice()], width, height, radius, epsilon);
+  if (!ar || !ag || !ab || !b) throw new Error('the guided solve returned fewer than four planes');
+  return { a: [ar, ag, ab], b, width, height };
 }
 
 /** The filtered mask at the working resolution, clamped to [0, 1]. */

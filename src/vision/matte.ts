@@ -3,7 +3,7 @@
 // composed, cutout-bands.ts) → foreground colour fields.
 import sharp from 'sharp';
 import type { DecodedImage } from './decode.ts';
-import { boxMeansInThreads } from './cutout-bands.ts';
+import { fieldsInThreads, guidedInThreads } from './cutout-bands.ts';
 import { colourFields, type ColourFields } from './foreground.ts';
 import { applyAtWorkingSize, guidedCoefficients, type GuidedCoefficients, type GuidePlanes } from './guided-filter.ts';
 import { modelSize, type Segmenter } from './model.ts';
@@ -69,7 +69,7 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
     const curve = alphaCurve(recipe.contrast, recipe.centre);
     if (!recipe.refine) return plainUpsampling(mask, width, height, image, curve);
     const radius = Math.max(1, Math.round(recipe.refine.radius * Math.max(width, height)));
-    const coefficients = await guidedCoefficients(guide, mask, width, height, radius, recipe.refine.epsilon, boxMeansInThreads);
+    const coefficients = await guidedCoefficients(guide, mask, width, height, radius, recipe.refine.epsilon, guidedInThreads);
     const working = applyAtWorkingSize(coefficients, guide);
     for (let i = 0; i < working.length; i++) working[i] = curve[Math.round(working[i]! * 1024)]! / 255;
     return { alpha: { kind: 'guided', coefficients, curve } as FullSizeAlpha, workingAlpha: working };
@@ -88,7 +88,7 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
           h,
           Math.max(1, Math.round(long * 0.06)),
           Math.max(1, Math.round(long * 0.006)),
-          boxMeansInThreads,
+          fieldsInThreads,
         );
       })
     : null;

@@ -1,4 +1,5 @@
 // Float planes (one value per pixel, row-major) at the working resolution: box means and bilinear resampling.
+import { boxMeanInPlace } from './kernels.ts';
 
 export interface Plane {
   data: Float32Array;
@@ -9,54 +10,9 @@ export interface Plane {
 /** Mean over the (2r+1)² window around each pixel, the window clipped at the borders (no padding bias). */
 export function boxMean(src: Float32Array, width: number, height: number, radius: number): Float32Array {
   const result = src.slice();
-  boxMeanInPlace(result, width, height, radius, new Float32Array(src.length));
+  boxMeanInPlace(result, width, height, radius);
   return result;
 }
-
-/**
- * `boxMean` written over its own input, with `scratch` (at least as long) for the row sums: the band
- * threads take means this way so that a plane goes and comes back in one buffer, with nothing new
- * allocated per plane (every new buffer counts towards V8's next full collection).
- */
-export function boxMeanInPlace(plane: Float32Array, width: number, height: number, radius: number, scratch: Float32Array): void {
-  const rowSums = new Float64Array(width + 1);
-  for (let y = 0; y < height; y++) {
-    const row = y * width;
-    for (let x = 0; x < width; x++) rowSums[x + 1] = rowSums[x]! + plane[row + x]!;
-    for (let x = 0; x < width; x++) {
-      const lo = Math.max(0, x - radius);
-      const hi = Math.min(width, x + radius + 1);
-      scratch[row + x] = rowSums[hi]! - rowSums[lo]!;
-    }
-  }
-  // Vertical pass as a running window over whole rows, so memory is read row by row. The plane's own
-  // values were all summed into `scratch` above, so it can take the result.
-  const column = new Float64Array(width);
-  let top = 0;
-  let bottom = 0; // rows [top, bottom) are in `column`
-  for (let y = 0; y < height; y++) {
-    const lo = Math.max(0, y - radius);
-    const hi = Math.min(height, y + radius + 1);
-    for (; bottom < hi; bottom++) for (let x = 0, r = bottom * width; x < width; x++) column[x]! += scratch[r + x]!;
-    for (; top < lo; top++) for (let x = 0, r = top * width; x < width; x++) column[x]! -= scratch[r + x]!;
-    const rows = hi - lo;
-    const row = y * width;
-    for (let x = 0; x < width; x++) {
-      const cols = Math.min(width, x + radius + 1) - Math.max(0, x - radius);
-      plane[row + x] = column[x]! / (rows * cols);
-    }
-  }
-}
-
-/**
- * Box means of several planes of one size with one radius. The pipeline's provider computes them
- * in the band threads, in parallel and off the event loop (cutout-bands.ts), and takes the planes
- * over to do so: they are detached when it returns, so callers pass copies of planes they still
- * need. This one, on the calling thread, is the reference and leaves its inputs as they were.
- */
-export type BoxMeans = (planes: Float32Array[], width: number, height: number, radius: number) => Promise<Float32Array[]>;
-
-export const boxMeansHere: BoxMeans = async (planes, width, height, radius) => planes.map((plane) => boxMean(plane, width, height, radius));
 
 /** For each destination index along one axis: the two source indices and the weight of the second (pixel centres aligned). */
 export interface AxisSamples {

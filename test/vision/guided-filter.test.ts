@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fullSizeAlphaRows, guidedCoefficients, type GuidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
-import { boxMeansInThreads } from '../../src/vision/cutout-bands.ts';
-import { axisSamples, boxMeansHere } from '../../src/vision/planes.ts';
+import { axisSamples } from '../../src/vision/planes.ts';
 
 /** The whole full-size alpha, row by row as the pipeline writes it. */
 function applyAtFullSize(c: GuidedCoefficients, pixels: Uint8Array, channels: number, width: number, height: number, curve: Uint8Array): Uint8Array {
@@ -92,29 +91,6 @@ describe('guided refinement', () => {
     const coefficients = await guidedCoefficients(guide, new Float32Array(width * height).fill(1), width, height, 4, 1e-3);
     const alpha = applyAtFullSize(coefficients, pixels, 3, width, height, alphaCurve(1));
     assert.ok(alpha.every((a) => a === 255));
-  });
-});
-
-describe('box means in the band threads', () => {
-  it('equal the box means computed on the calling thread, plane for plane, for planes of growing size', async () => {
-    for (const [width, height] of [[97, 61], [211, 150]] as const) {
-      const planes = Array.from({ length: 7 }, (_, k) => Float32Array.from({ length: width * height }, (_, i) => Math.sin(i * 0.37 + k) * 0.5 + 0.5));
-      const here = await boxMeansHere(planes, width, height, 4);
-      const threaded = await boxMeansInThreads(planes.map((p) => p.slice()), width, height, 4);
-      assert.equal(threaded.length, 7);
-      threaded.forEach((plane, k) => assert.deepEqual(plane, here[k], `${width}×${height} plane ${k}`));
-    }
-  });
-
-  it('take the planes over: the planes given are detached, their means come back whole', async () => {
-    const width = 64, height = 40;
-    const planes = Array.from({ length: 3 }, () => new Float32Array(width * height).fill(0.25));
-    const means = await boxMeansInThreads(planes, width, height, 3);
-    planes.forEach((plane, k) => assert.equal(plane.length, 0, `input ${k} detached`));
-    means.forEach((mean, k) => {
-      assert.equal(mean.length, width * height);
-      assert.ok(mean.every((v) => Math.abs(v - 0.25) < 1e-6), `mean ${k}`);
-    });
   });
 });
 

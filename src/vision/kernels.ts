@@ -1,0 +1,74 @@
+// The working-size arithmetic compiled to WebAssembly with SIMD (kernels/planes.ts, built into
+// dist/ by `npm run build:kernels`, which `npm run build` and `npm test` run first). Each thread
+// that calls these gets its own instance on first use; its memory grows to the largest job seen and
+// is kept for the thread's life (14 working-size planes, ~33 MB at 768², for the guided filter).
+import fs from 'node:fs';
+
+/** The same file from src/vision (tests, benches) and from dist/vision (built). */
+const wasmFile = new URL('../../dist/vision-kernels.wasm', import.meta.url);
+
+interface KernelExports {
+  memory: WebAssembly.Memory;
+  boxMean(plane: number, scratch: number, column: number, inverseCols: number, width: number, height: number, radius: number): void;
+  guidedCoefficients(base: number, width: number, height: number, radius: number, epsilon: number): void;
+  colourFields(base: number, width: number, height: number, wideRadius: number, narrowRadius: number): void;
+}
+
+let loaded: KernelExports | undefined;
+
+function kernels(): KernelExports {
+  if (loaded) return loaded;
+  if (!fs.existsSync(wasmFile)) throw new Error(`${wasmFile.pathname} is missing: run \`npm run build:kernels\``);
+  const exports = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasmFile))).exports as Partial<KernelExports>;
+  if (!(exports.memory instanceof WebAssembly.Memory) || typeof exports.boxMean !== 'function' || typeof exports.guidedCoefficients !== 'function' || typeof exports.colourFields !== 'function') {
+    throw new Error(`${wasmFile.pathname} does not export the vision kernels: rebuild it with \`npm run build:kernels\``);
+  }
+  loaded = exports as KernelExports;
+  return loaded;
+}
+
+/** The instance's memory, grown to at least `bytes` (the kernels work from offset 0: the module has no static data). */
+function memoryOf(k: KernelExports, bytes: number): ArrayBuffer {
+  const missing = bytes - k.memory.buffer.byteLength;
+  if (missing > 0) k.memory.grow(Math.ceil(missing / 65_536));
+  return k.memory.buffer;
+}
+
+/** Mean over the (2r+1)² window around each pixel, the window clipped at the borders (no padding bias), written over `plane`. */
+export function boxMeanInPlace(plane: Float32Array, width: number, height: number, radius: number): void {
+  const k = kernels();
+  const bytes = plane.length * 4;
+  const memory = memoryOf(k, 2 * bytes + 16 * width);
+  new Float32Array(memory, 0, plane.length).set(plane);
+  k.boxMean(0, bytes, 2 * bytes, 2 * bytes + 8 * width, width, height, radius);
+  plane.set(new Float32Array(memory, 0, plane.length));
+}
+
+/**
+ * The colour guided filter's linear coefficients: `planes` holds the guide's r, g and b and the mask
+ * (each width × height) on entry, and a_r, a_g, a_b and b, already averaged over the window, on return.
+ */
+export function guidedCoefficientsInPlace(planes: Float32Array[], width: number, height: number, radius: number, epsilon: number): void {
+  const n = width * height;
+  if (planes.length !== 4 || planes.some((p) => p.length !== n)) throw new Error('the guided filter takes four planes of width × height');
+  const k = kernels();
+  const memory = memoryOf(k, 14 * n * 4 + 16 * width);
+  planes.forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane));
+  k.guidedCoefficients(0, width, height, radius, epsilon);
+  planes.forEach((plane, i) => plane.set(new Float32Array(memory, i * n * 4, n)));
+}
+
+/**
+ * Blur-fusion colour fields: `planes` holds the photo's r, g and b, the alpha and two spare planes
+ * (each width × height) on entry, and the smooth foreground's r, g, b and the smooth background's
+ * r, g, b on return.
+ */
+export function colourFieldsInPlace(planes: Float32Array[], width: number, height: number, wideRadius: number, narrowRadius: number): void {
+  const n = width * height;
+  if (planes.length !== 6 || planes.some((p) => p.length !== n)) throw new Error('the colour fields take six planes of width × height');
+  const k = kernels();
+  const memory = memoryOf(k, 12 * n * 4 + 16 * width);
+  planes.slice(0, 4).forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane));
+  k.colourFields(0, width, height, wideRadius, narrowRadius);
+  planes.forEach((plane, i) => plane.set(new Float32Array(memory, (5 + i) * n * 4, n)));
+}

@@ -1,0 +1,131 @@
+// The WebAssembly kernels against the textbook formulas written plainly in JavaScript, and their
+// runs in the band threads against runs on the calling thread.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fieldsInThreads, guidedInThreads } from '../../src/vision/cutout-bands.ts';
+import { colourFields, fieldsHere } from '../../src/vision/foreground.ts';
+import { guidedCoefficients, solveHere, type GuidePlanes } from '../../src/vision/guided-filter.ts';
+import { boxMean } from '../../src/vision/planes.ts';
+
+/** Mean over the clipped (2r+1)² window, pixel by pixel. */
+function plainBoxMean(plane: Float32Array, width: number, height: number, radius: number): Float64Array {
+  const out = new Float64Array(plane.length);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let sum = 0, count = 0;
+      for (let v = Math.max(0, y - radius); v <= Math.min(height - 1, y + radius); v++) {
+        for (let u = Math.max(0, x - radius); u <= Math.min(width - 1, x + radius); u++, count++) sum += plane[v * width + u]!;
+      }
+      out[y * width + x] = sum / count;
+    }
+  }
+  return out;
+}
+
+/** A smooth-plus-speckle test plane in [0, 1]. */
+function testPlane(width: number, height: number, seed: number): Float32Array {
+  return Float32Array.from({ length: width * height }, (_, i) => 0.5 + 0.3 * Math.sin(i * 0.37 + seed) + 0.2 * (((i * 7919 + seed * 104729) % 101) / 100 - 0.5));
+}
+
+function assertClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tolerance: number, what: string): void {
+  assert.equal(actual.length, expected.length, `${what}: length`);
+  for (let i = 0; i < expected.length; i++) {
+    assert.ok(Math.abs(actual[i]! - expected[i]!) <= tolerance, `${what} at ${i}: ${actual[i]} vs ${expected[i]}`);
+  }
+}
+
+describe('box means', () => {
+  it('are the plain mean over each clipped window, for radii from 0 to wider than the plane', () => {
+    for (const [width, height] of [[37, 23], [6, 41], [1, 1], [130, 3]] as const) {
+      const plane = testPlane(width, height, 1);
+      for (const radius of [0, 1, 3, 10, 50]) assertClose(boxMean(plane, width, height, radius), plainBoxMean(plane, width, height, radius), 1e-5, `${width}×${height} r=${radius}`);
+    }
+  });
+});
+
+describe('guided filter coefficients', () => {
+  it('are He et al.’s colour guided filter: window covariances plus ε·I solved per pixel, then averaged', async () => {
+    const width = 41, height = 29, radius = 3, epsilon = 1e-3;
+    const guide: GuidePlanes = [testPlane(width, height, 1), testPlane(width, height, 2), testPlane(width, height, 3)];
+    const mask = testPlane(width, height, 4);
+    const mean = (p: Float32Array) => plainBoxMean(p, width, height, radius);
+    const times = (x: Float32Array, y: Float32Array) => x.map((v, i) => v * y[i]!);
+    const [mr, mg, mb, mp] = [...guide, mask].map(mean) as [Float64Array, Float64Array, Float64Array, Float64Array];
+    const [rr, rg, rb, gg, gb, bb] = [[0, 0], [0, 1], [0, 2], [1, 1], [1, 2], [2, 2]].map(([i, j]) => mean(times(guide[i!]!, guide[j!]!)));
+    const [rp, gp, bp] = guide.map((c) => mean(times(c, mask)));
+    const n = width * height;
+    const raw = [new Float32Array(n), new Float32Array(n), new Float32Array(n), new Float32Array(n)];
+    for (let i = 0; i < n; i++) {
+      const m = [mr[i]!, mg[i]!, mb[i]!];
+      const sigma = [
+        [rr![i]! - m[0]! * m[0]! + epsilon, rg![i]! - m[0]! * m[1]!, rb![i]! - m[0]! * m[2]!],
+        [rg![i]! - m[0]! * m[1]!, gg![i]! - m[1]! * m[1]! + epsilon, gb![i]! - m[1]! * m[2]!],
+        [rb![i]! - m[0]! * m[2]!, gb![i]! - m[1]! * m[2]!, bb![i]! - m[2]! * m[2]! + epsilon],
+      ];
+      const cov = [rp![i]! - m[0]! * mp[i]!, gp![i]! - m[1]! * mp[i]!, bp![i]! - m[2]! * mp[i]!];
+      const a = solve3(sigma, cov);
+      a.forEach((v, c) => (raw[c]![i] = v));
+      raw[3]![i] = mp[i]! - a[0]! * m[0]! - a[1]! * m[1]! - a[2]! * m[2]!;
+    }
+    const expected = raw.map(mean);
+    const c = await guidedCoefficients(guide, mask, width, height, radius, epsilon);
+    [...c.a, c.b].forEach((plane, k) => assertClose(plane, expected[k]!, 1e-3, `coefficient ${k}`));
+  });
+});
+
+/** x with sigma·x = v, by Gaussian elimination with partial pivoting. */
+function solve3(sigma: number[][], v: number[]): number[] {
+  const m = sigma.map((row, i) => [...row, v[i]!]);
+  for (let col = 0; col < 3; col++) {
+    const pivot = [col, col + 1, col + 2].filter((r) => r < 3).reduce((best, r) => (Math.abs(m[r]![col]!) > Math.abs(m[best]![col]!) ? r : best));
+    [m[col], m[pivot]] = [m[pivot]!, m[col]!];
+    for (let r = 0; r < 3; r++) {
+      if (r === col) continue;
+      const f = m[r]![col]! / m[col]![col]!;
+      for (let k = col; k < 4; k++) m[r]![k]! -= f * m[col]![k]!;
+    }
+  }
+  return [0, 1, 2].map((r) => m[r]![3]! / m[r]![r]!);
+}
+
+describe('colour fields', () => {
+  it('are two blur-fusion steps (Forte & Pitié): α-weighted blurs of F and B, F re-solved from the photo in between', async () => {
+    const width = 53, height = 31, wide = 9, narrow = 2;
+    const image: GuidePlanes = [testPlane(width, height, 5), testPlane(width, height, 6), testPlane(width, height, 7)];
+    const alpha = testPlane(width, height, 8).map((v) => Math.min(1, Math.max(0, v)));
+    const step = (fg: ArrayLike<number>[], bg: ArrayLike<number>[], radius: number) => {
+      const blur = (values: ArrayLike<number>) => plainBoxMean(Float32Array.from(values), width, height, radius);
+      const blurredAlpha = blur(alpha);
+      const smoothFg = fg.map((f) => blur(Array.from(f, (v, i) => v * alpha[i]!)).map((s, i) => s / (blurredAlpha[i]! + 1e-5)));
+      const smoothBg = bg.map((b) => blur(Array.from(b, (v, i) => v * (1 - alpha[i]!))).map((s, i) => s / (1 - blurredAlpha[i]! + 1e-5)));
+      const solved = image.map((im, c) => im.map((v, i) => {
+        const a = alpha[i]!, f = smoothFg[c]![i]!, b = smoothBg[c]![i]!;
+        return Math.min(1, Math.max(0, f + a * (v - a * f - (1 - a) * b)));
+      }));
+      return { smoothFg, smoothBg, solved };
+    };
+    const first = step(image, image, wide);
+    const second = step(first.solved, first.smoothBg, narrow);
+    const fields = await colourFields(image, alpha, width, height, wide, narrow);
+    fields.foreground.forEach((plane, c) => assertClose(plane, second.smoothFg[c]!, 1e-4, `foreground ${c}`));
+    fields.background.forEach((plane, c) => assertClose(plane, second.smoothBg[c]!, 1e-4, `background ${c}`));
+  });
+});
+
+describe('kernels in the band threads', () => {
+  it('give the same planes as on the calling thread, for working sizes of growing size, and take the planes given over', async () => {
+    for (const [width, height] of [[97, 61], [211, 150], [64, 40]] as const) {
+      const guide = [1, 2, 3, 4].map((seed) => testPlane(width, height, seed));
+      const given = guide.map((p) => p.slice());
+      const threaded = await guidedInThreads(given, width, height, 4, 1e-3);
+      given.forEach((plane, k) => assert.equal(plane.length, 0, `guided input ${k} detached`));
+      const here = await solveHere(guide.map((p) => p.slice()), width, height, 4, 1e-3);
+      threaded.forEach((plane, k) => assert.deepEqual(plane, here[k], `${width}×${height} coefficient ${k}`));
+
+      const colours = [...guide, new Float32Array(width * height), new Float32Array(width * height)];
+      const fieldsThreaded = await fieldsInThreads(colours.map((p) => p.slice()), width, height, 7, 2);
+      const fieldsHereToo = await fieldsHere(colours.map((p) => p.slice()), width, height, 7, 2);
+      fieldsThreaded.forEach((plane, k) => assert.deepEqual(plane, fieldsHereToo[k], `${width}×${height} field ${k}`));
+    }
+  });
+});
