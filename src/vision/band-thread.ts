@@ -5,12 +5,13 @@
 // collection, which may be long in coming.
 import { parentPort } from 'node:worker_threads';
 import { bandBuffers, composeBand, type Band } from './compose.ts';
-import { colourFieldsInPlace, guidedCoefficientsInPlace } from './kernels.ts';
+import type { GuidedJob } from './guided-filter.ts';
+import { colourFieldsInPlace, guidedMatteInPlace } from './kernels.ts';
 
 /** A band of the cutout to compose, or working-size planes to solve the guided filter or the colour fields on. */
 export type BandRequest =
   | { id: number; band: Band }
-  | { id: number; guided: { planes: Float32Array[]; width: number; height: number; radius: number; epsilon: number } }
+  | { id: number; guided: GuidedJob }
   | { id: number; colours: { planes: Float32Array[]; width: number; height: number; wideRadius: number; narrowRadius: number } };
 export type BandReply = { id: number; out: Uint8Array } | { id: number; planes: Float32Array[] } | { id: number; error: string };
 
@@ -24,8 +25,8 @@ port.on('message', (request: BandRequest) => {
       composeBand(request.band);
       port.postMessage({ id, out: request.band.out } satisfies BandReply, buffers);
     } else if ('guided' in request) {
-      const { planes, width, height, radius, epsilon } = request.guided;
-      guidedCoefficientsInPlace(planes, width, height, radius, epsilon);
+      const { planes, width, height, radius, epsilon, curve } = request.guided;
+      guidedMatteInPlace(planes, width, height, radius, epsilon, curve);
       port.postMessage({ id, planes } satisfies BandReply, buffers);
     } else {
       const { planes, width, height, wideRadius, narrowRadius } = request.colours;

@@ -14,7 +14,7 @@ import type { BandReply, BandRequest } from './band-thread.ts';
 import { bandBuffers, type Band } from './compose.ts';
 import type { DecodedImage } from './decode.ts';
 import type { FieldSolver } from './foreground.ts';
-import type { CoefficientSolver } from './guided-filter.ts';
+import type { GuidedSolver } from './guided-filter.ts';
 import type { Matte } from './matte.ts';
 import { startThread } from './start-thread.ts';
 
@@ -25,6 +25,9 @@ interface PoolThread {
 
 const threads: (PoolThread | undefined)[] = [];
 let nextId = 0;
+
+/** Bands of at least this many rows: below, the hand-over costs more than the split saves. */
+const minBandRows = 64;
 
 /** A live thread for slot `i`, started on first use and again after one died. */
 function threadAt(i: number): PoolThread {
@@ -66,20 +69,39 @@ async function runBand(i: number, band: Band): Promise<Uint8Array> {
   return reply.out;
 }
 
-/** Working-size planes through one band thread's kernel; they go and come back in the same buffers. */
-async function runOnPlanes(request: BandRequest, planes: Float32Array[]): Promise<Float32Array[]> {
-  const reply = await run(0, request, planes.map((p) => p.buffer as ArrayBuffer));
+/** Working-size planes through band thread `i`'s kernel; they go and come back in the same buffers. */
+async function runOnPlanes(i: number, request: BandRequest, planes: Float32Array[]): Promise<Float32Array[]> {
+  const reply = await run(i, request, planes.map((p) => p.buffer as ArrayBuffer));
   if (!('planes' in reply) || reply.planes.length !== planes.length) throw new Error('band thread answered with the wrong planes');
   return reply.planes;
 }
 
-/** The guided filter's coefficients, solved in a band thread: the event loop stays free meanwhile (see CoefficientSolver). */
-export const guidedInThreads: CoefficientSolver = (planes, width, height, radius, epsilon) =>
-  runOnPlanes({ id: nextId++, guided: { planes, width, height, radius, epsilon } }, planes);
+/**
+ * The guided filter, solved in bands of rows, one per thread (see GuidedSolver). An output row
+ * depends on the input rows within two radii (a box mean of coefficients made from box means), so
+ * each band is solved on its rows plus that margin on either side and keeps only its own: the same
+ * values as one solve over the whole plane. The results are written into the planes given.
+ */
+export const guidedInThreads: GuidedSolver = async (job) => {
+  const { planes, width, height, radius } = job;
+  const margin = 2 * radius;
+  const count = Math.max(1, Math.min(os.availableParallelism(), Math.floor(height / Math.max(minBandRows, 2 * margin))));
+  const rows = Math.ceil(height / count);
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const from = i * rows, to = Math.min(height, (i + 1) * rows);
+      const top = Math.max(0, from - margin), bottom = Math.min(height, to + margin);
+      const band = planes.map((plane) => plane.slice(top * width, bottom * width));
+      const solved = await runOnPlanes(i, { id: nextId++, guided: { ...job, planes: band, height: bottom - top } }, band);
+      solved.forEach((plane, k) => planes[k]!.set(plane.subarray((from - top) * width, (to - top) * width), from * width));
+    }),
+  );
+  return planes;
+};
 
 /** The colour fields, solved in a band thread (see FieldSolver). */
 export const fieldsInThreads: FieldSolver = (planes, width, height, wideRadius, narrowRadius) =>
-  runOnPlanes({ id: nextId++, colours: { planes, width, height, wideRadius, narrowRadius } }, planes);
+  runOnPlanes(0, { id: nextId++, colours: { planes, width, height, wideRadius, narrowRadius } }, planes);
 
 /**
  * Bytes [start, end) in a buffer of their own, the only thing a transfer may move. (A Buffer's
@@ -101,9 +123,6 @@ function matteForBand(matte: Matte, width: number, from: number, to: number): Ma
     colours: colours && { ...colours, foreground: copies(colours.foreground), background: copies(colours.background) },
   };
 }
-
-/** Bands of at least this many rows: below, the hand-over costs more than the split saves. */
-const minBandRows = 64;
 
 /** The cutout's raw RGBA pixels at the source's full size, computed in parallel bands of rows. */
 export async function composeCutout(image: DecodedImage, matte: Matte): Promise<Buffer> {

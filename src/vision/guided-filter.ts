@@ -2,7 +2,7 @@
 // resolution, whose linear coefficients are then upsampled and applied to the full-resolution photo
 // ("fast guided filter", He & Sun 2015). The alpha so follows the photo's edges at full size while
 // the costly solve stays at about a megapixel.
-import { guidedCoefficientsInPlace } from './kernels.ts';
+import { guidedMatteInPlace } from './kernels.ts';
 import { axisSamples } from './planes.ts';
 
 /** The photo at the working resolution, one plane per colour channel, values in [0, 1]. */
@@ -16,46 +16,48 @@ export interface GuidedCoefficients {
   height: number;
 }
 
-/**
- * Writes the guided filter's coefficients over copies of the guide's planes and the mask
- * ([r, g, b, mask] → [a_r, a_g, a_b, b]), on this thread or another: the pipeline's solver runs in a
- * band thread (cutout-bands.ts) and takes the planes over, so they are detached when it returns.
- */
-export type CoefficientSolver = (planes: Float32Array[], width: number, height: number, radius: number, epsilon: number) => Promise<Float32Array[]>;
+/** The guided filter's inputs: copies of the guide's r, g and b planes, the mask and a spare plane, each width × height. */
+export interface GuidedJob {
+  planes: Float32Array[];
+  width: number;
+  height: number;
+  /** In working pixels. */
+  radius: number;
+  /** The regulariser: larger keeps more of the mask, smaller follows colours more. */
+  epsilon: number;
+  /** Lookup table from q · (length − 1) to the alpha byte (recipe.ts's alphaCurve). */
+  curve: Uint8Array;
+}
 
-export const solveHere: CoefficientSolver = async (planes, width, height, radius, epsilon) => {
-  guidedCoefficientsInPlace(planes, width, height, radius, epsilon);
+/**
+ * Solves a job, on this thread or another, writing [a_r, a_g, a_b, b, working-size alpha] over its
+ * planes. The pipeline's solver runs in the band threads (cutout-bands.ts) and may take the planes
+ * over: use what it returns.
+ */
+export type GuidedSolver = (job: GuidedJob) => Promise<Float32Array[]>;
+
+export const solveHere: GuidedSolver = async ({ planes, width, height, radius, epsilon, curve }) => {
+  guidedMatteInPlace(planes, width, height, radius, epsilon, curve);
   return planes;
 };
 
 /**
- * Solves the colour guided filter of `mask` (working resolution, values in [0, 1]) under `guide`.
- * `radius` is in working pixels; `epsilon` is the regulariser: larger keeps more of the mask, smaller
- * follows colours more. The arithmetic (17 box means, the products and a 3×3 solve per pixel) is
- * WebAssembly (kernels/planes.ts).
+ * The colour guided filter of `mask` (working resolution, values in [0, 1]) under `guide`: its
+ * coefficients, and the alpha they give at the working size through `curve` (values in [0, 1]).
+ * The arithmetic (17 box means, products and a 3×3 solve per pixel) is WebAssembly (kernels/planes.ts).
  */
-export async function guidedCoefficients(
+export async function guidedMatte(
   guide: GuidePlanes,
   mask: Float32Array,
   width: number,
   height: number,
-  radius: number,
-  epsilon: number,
-  solve: CoefficientSolver = solveHere,
-): Promise<GuidedCoefficients> {
-  const [ar, ag, ab, b] = await solve([guide[0].slice(), guide[1].slice(), guide[2].slice(), mask.slice()], width, height, radius, epsilon);
-  if (!ar || !ag || !ab || !b) throw new Error('the guided solve returned fewer than four planes');
-  return { a: [ar, ag, ab], b, width, height };
-}
-
-/** The filtered mask at the working resolution, clamped to [0, 1]. */
-export function applyAtWorkingSize(c: GuidedCoefficients, guide: GuidePlanes): Float32Array {
-  const out = new Float32Array(c.b.length);
-  for (let i = 0; i < out.length; i++) {
-    const q = c.a[0][i]! * guide[0][i]! + c.a[1][i]! * guide[1][i]! + c.a[2][i]! * guide[2][i]! + c.b[i]!;
-    out[i] = q < 0 ? 0 : q > 1 ? 1 : q;
-  }
-  return out;
+  options: { radius: number; epsilon: number; curve: Uint8Array },
+  solve: GuidedSolver = solveHere,
+): Promise<{ coefficients: GuidedCoefficients; alpha: Float32Array }> {
+  const planes = [guide[0].slice(), guide[1].slice(), guide[2].slice(), mask.slice(), new Float32Array(width * height)];
+  const [ar, ag, ab, b, alpha] = await solve({ planes, width, height, ...options });
+  if (!ar || !ag || !ab || !b || !alpha) throw new Error('the guided solve returned fewer than five planes');
+  return { coefficients: { a: [ar, ag, ab], b, width, height }, alpha };
 }
 
 /** Writes one full-size row (y) of alpha into `out`. */

@@ -1,7 +1,7 @@
 // The working-size arithmetic compiled to WebAssembly with SIMD (kernels/planes.ts, built into
 // dist/ by `npm run build:kernels`, which `npm run build` and `npm test` run first). Each thread
 // that calls these gets its own instance on first use; its memory grows to the largest job seen and
-// is kept for the thread's life (14 working-size planes, ~33 MB at 768², for the guided filter).
+// is kept for the thread's life (17 working-size planes, ~40 MB at 768², for the guided filter).
 import fs from 'node:fs';
 
 /** The same file from src/vision (tests, benches) and from dist/vision (built). */
@@ -10,7 +10,7 @@ const wasmFile = new URL('../../dist/vision-kernels.wasm', import.meta.url);
 interface KernelExports {
   memory: WebAssembly.Memory;
   boxMean(plane: number, scratch: number, column: number, inverseCols: number, width: number, height: number, radius: number): void;
-  guidedCoefficients(base: number, width: number, height: number, radius: number, epsilon: number): void;
+  guidedMatte(base: number, width: number, height: number, radius: number, epsilon: number, curve: number, curveLast: number): void;
   colourFields(base: number, width: number, height: number, wideRadius: number, narrowRadius: number): void;
 }
 
@@ -20,7 +20,7 @@ function kernels(): KernelExports {
   if (loaded) return loaded;
   if (!fs.existsSync(wasmFile)) throw new Error(`${wasmFile.pathname} is missing: run \`npm run build:kernels\``);
   const exports = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasmFile))).exports as Partial<KernelExports>;
-  if (!(exports.memory instanceof WebAssembly.Memory) || typeof exports.boxMean !== 'function' || typeof exports.guidedCoefficients !== 'function' || typeof exports.colourFields !== 'function') {
+  if (!(exports.memory instanceof WebAssembly.Memory) || typeof exports.boxMean !== 'function' || typeof exports.guidedMatte !== 'function' || typeof exports.colourFields !== 'function') {
     throw new Error(`${wasmFile.pathname} does not export the vision kernels: rebuild it with \`npm run build:kernels\``);
   }
   loaded = exports as KernelExports;
@@ -45,16 +45,19 @@ export function boxMeanInPlace(plane: Float32Array, width: number, height: numbe
 }
 
 /**
- * The colour guided filter's linear coefficients: `planes` holds the guide's r, g and b and the mask
- * (each width × height) on entry, and a_r, a_g, a_b and b, already averaged over the window, on return.
+ * The colour guided filter and its alpha at the working size (see GuidedJob): `planes` holds the
+ * guide's r, g and b, the mask and a spare plane (each width × height) on entry, and a_r, a_g, a_b,
+ * b (already averaged over the window) and the alpha through `curve` on return.
  */
-export function guidedCoefficientsInPlace(planes: Float32Array[], width: number, height: number, radius: number, epsilon: number): void {
+export function guidedMatteInPlace(planes: Float32Array[], width: number, height: number, radius: number, epsilon: number, curve: Uint8Array): void {
   const n = width * height;
-  if (planes.length !== 4 || planes.some((p) => p.length !== n)) throw new Error('the guided filter takes four planes of width × height');
+  if (planes.length !== 5 || planes.some((p) => p.length !== n)) throw new Error('the guided filter takes five planes of width × height');
   const k = kernels();
-  const memory = memoryOf(k, 14 * n * 4 + 16 * width);
-  planes.forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane));
-  k.guidedCoefficients(0, width, height, radius, epsilon);
+  const curveAt = 17 * n * 4 + 16 * width;
+  const memory = memoryOf(k, curveAt + curve.length);
+  planes.slice(0, 4).forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane));
+  new Uint8Array(memory, curveAt, curve.length).set(curve);
+  k.guidedMatte(0, width, height, radius, epsilon, curveAt, curve.length - 1);
   planes.forEach((plane, i) => plane.set(new Float32Array(memory, i * n * 4, n)));
 }
 

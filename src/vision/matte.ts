@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import type { DecodedImage } from './decode.ts';
 import { fieldsInThreads, guidedInThreads } from './cutout-bands.ts';
 import { colourFields, type ColourFields } from './foreground.ts';
-import { applyAtWorkingSize, guidedCoefficients, type GuidedCoefficients, type GuidePlanes } from './guided-filter.ts';
+import { guidedMatte, type GuidedCoefficients, type GuidePlanes } from './guided-filter.ts';
 import { modelSize, type Segmenter } from './model.ts';
 import { resample } from './planes.ts';
 import { mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
@@ -69,10 +69,8 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
     const curve = alphaCurve(recipe.contrast, recipe.centre);
     if (!recipe.refine) return plainUpsampling(mask, width, height, image, curve);
     const radius = Math.max(1, Math.round(recipe.refine.radius * Math.max(width, height)));
-    const coefficients = await guidedCoefficients(guide, mask, width, height, radius, recipe.refine.epsilon, guidedInThreads);
-    const working = applyAtWorkingSize(coefficients, guide);
-    for (let i = 0; i < working.length; i++) working[i] = curve[Math.round(working[i]! * 1024)]! / 255;
-    return { alpha: { kind: 'guided', coefficients, curve } as FullSizeAlpha, workingAlpha: working };
+    const { coefficients, alpha } = await guidedMatte(guide, mask, width, height, { radius, epsilon: recipe.refine.epsilon, curve }, guidedInThreads);
+    return { alpha: { kind: 'guided', coefficients, curve } as FullSizeAlpha, workingAlpha: alpha };
   });
   const colours = recipe.decontaminate
     ? await stage('foreground', async () => {

@@ -1,7 +1,7 @@
 // Edge-aware refinement on synthetic images whose true edge is known exactly.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fullSizeAlphaRows, guidedCoefficients, type GuidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
+import { fullSizeAlphaRows, guidedMatte, type GuidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
 import { axisSamples } from '../../src/vision/planes.ts';
 
@@ -59,7 +59,7 @@ describe('guided refinement', () => {
     const pixels = photo(full.width, full.height, edge);
     const guide = shrink(pixels, full.width, full.height, work.width, work.height);
     const mask = blurryMask(work.width, work.height, edge / 4 - 0.5, 1);
-    const coefficients = await guidedCoefficients(guide, mask, work.width, work.height, 4, 1e-3);
+    const { coefficients } = await guidedMatte(guide, mask, work.width, work.height, { radius: 4, epsilon: 1e-3, curve: alphaCurve(1) });
     const alpha = applyAtFullSize(coefficients, pixels, 3, full.width, full.height, alphaCurve(1));
 
     // The same blurry mask upsampled without a guide, as the baseline does.
@@ -88,7 +88,7 @@ describe('guided refinement', () => {
     const pixels = new Uint8Array(width * height * 3);
     for (let i = 0; i < pixels.length; i++) pixels[i] = (i * 37) % 256; // busy texture
     const guide = shrink(pixels, width, height, width, height);
-    const coefficients = await guidedCoefficients(guide, new Float32Array(width * height).fill(1), width, height, 4, 1e-3);
+    const { coefficients } = await guidedMatte(guide, new Float32Array(width * height).fill(1), width, height, { radius: 4, epsilon: 1e-3, curve: alphaCurve(1) });
     const alpha = applyAtFullSize(coefficients, pixels, 3, width, height, alphaCurve(1));
     assert.ok(alpha.every((a) => a === 255));
   });

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fieldsInThreads, guidedInThreads } from '../../src/vision/cutout-bands.ts';
 import { colourFields, fieldsHere } from '../../src/vision/foreground.ts';
-import { guidedCoefficients, solveHere, type GuidePlanes } from '../../src/vision/guided-filter.ts';
+import { guidedMatte, solveHere, type GuidePlanes } from '../../src/vision/guided-filter.ts';
+import { alphaCurve } from '../../src/vision/recipe.ts';
 import { boxMean } from '../../src/vision/planes.ts';
 
 /** Mean over the clipped (2r+1)² window, pixel by pixel. */
@@ -68,8 +69,13 @@ describe('guided filter coefficients', () => {
       raw[3]![i] = mp[i]! - a[0]! * m[0]! - a[1]! * m[1]! - a[2]! * m[2]!;
     }
     const expected = raw.map(mean);
-    const c = await guidedCoefficients(guide, mask, width, height, radius, epsilon);
+    const curve = alphaCurve(3, 0.45);
+    const { coefficients: c, alpha } = await guidedMatte(guide, mask, width, height, { radius, epsilon, curve });
     [...c.a, c.b].forEach((plane, k) => assertClose(plane, expected[k]!, 1e-3, `coefficient ${k}`));
+    // The working-size alpha: q = a·I + b from the coefficients returned, clamped, through the curve.
+    const q = (i: number) => Math.min(1, Math.max(0, c.a[0][i]! * guide[0][i]! + c.a[1][i]! * guide[1][i]! + c.a[2][i]! * guide[2][i]! + c.b[i]!));
+    assertClose(alpha, Array.from({ length: n }, (_, i) => curve[Math.round(Math.fround(q(i)) * 1024)]! / 255), 1e-6, 'working alpha');
+    assert.ok(alpha.some((v) => v > 0 && v < 1) && alpha.some((v) => v === 0 || v === 1), 'the curve leaves some alpha partial and settles some');
   });
 });
 
@@ -113,17 +119,19 @@ describe('colour fields', () => {
 });
 
 describe('kernels in the band threads', () => {
-  it('give the same planes as on the calling thread, for working sizes of growing size, and take the planes given over', async () => {
-    for (const [width, height] of [[97, 61], [211, 150], [64, 40]] as const) {
-      const guide = [1, 2, 3, 4].map((seed) => testPlane(width, height, seed));
-      const given = guide.map((p) => p.slice());
-      const threaded = await guidedInThreads(given, width, height, 4, 1e-3);
-      given.forEach((plane, k) => assert.equal(plane.length, 0, `guided input ${k} detached`));
-      const here = await solveHere(guide.map((p) => p.slice()), width, height, 4, 1e-3);
-      threaded.forEach((plane, k) => assert.deepEqual(plane, here[k], `${width}×${height} coefficient ${k}`));
+  it('give the same planes as on the calling thread, whole or solved in bands of rows with their margins', async () => {
+    const curve = alphaCurve(2);
+    for (const [width, height, radius] of [[97, 61, 4], [211, 150, 4], [64, 300, 20], [120, 129, 16]] as const) {
+      const inputs = [1, 2, 3, 4].map((seed) => testPlane(width, height, seed));
+      const job = () => ({ planes: [...inputs.map((p) => p.slice()), new Float32Array(width * height)], width, height, radius, epsilon: 1e-3, curve });
+      const threaded = await guidedInThreads(job());
+      const here = await solveHere(job());
+      threaded.forEach((plane, k) => assertClose(plane, here[k]!, 1e-5, `${width}×${height} r=${radius} guided plane ${k}`));
 
-      const colours = [...guide, new Float32Array(width * height), new Float32Array(width * height)];
-      const fieldsThreaded = await fieldsInThreads(colours.map((p) => p.slice()), width, height, 7, 2);
+      const colours = [...inputs, new Float32Array(width * height), new Float32Array(width * height)];
+      const given = colours.map((p) => p.slice());
+      const fieldsThreaded = await fieldsInThreads(given, width, height, 7, 2);
+      given.forEach((plane, k) => assert.equal(plane.length, 0, `colour input ${k} taken over`));
       const fieldsHereToo = await fieldsHere(colours.map((p) => p.slice()), width, height, 7, 2);
       fieldsThreaded.forEach((plane, k) => assert.deepEqual(plane, fieldsHereToo[k], `${width}×${height} field ${k}`));
     }

@@ -107,17 +107,20 @@ function product(x: usize, y: usize, out: usize, n: i32): void {
 }
 
 /**
- * The colour guided filter's coefficients (He, Sun & Tang). At `base`: 14 planes of width × height
- * f32 followed by 2 · width f64. The first four hold the guide's r, g, b and the mask on entry and
- * the coefficients a_r, a_g, a_b, b on return; the rest is workspace (nine products, the row sums,
- * the column sums and reciprocal widths).
+ * The colour guided filter (He, Sun & Tang) and its output at the working size. At `base`: 17
+ * planes of width × height f32, then 2 · width f64, then the alpha curve (`curveLast` + 1 bytes,
+ * indexed by q · curveLast). On entry planes 0–3 hold the guide's r, g, b and the mask; on return
+ * they hold the coefficients a_r, a_g, a_b and b (averaged over the window), and plane 4 holds
+ * the working-size alpha: q = a · I + b clamped to [0, 1], through the curve, over 255. The rest is
+ * workspace (nine products, the row sums, a copy of the guide, the column sums and widths).
  */
-export function guidedCoefficients(base: usize, width: i32, height: i32, radius: i32, epsilon: f64): void {
+export function guidedMatte(base: usize, width: i32, height: i32, radius: i32, epsilon: f64, curve: usize, curveLast: i32): void {
   const n = width * height;
   const size = <usize>n << 2;
   const scratch = planeAt(base, size, 13);
-  const column = planeAt(base, size, 14);
+  const column = planeAt(base, size, 17);
   const inverseCols = column + (<usize>width << 3);
+  for (let c = 0; c < 3; c++) memory.copy(planeAt(base, size, 14 + c), planeAt(base, size, c), size);
   // r·r, r·g, r·b, g·g, g·b, b·b, then r·p, g·p, b·p.
   product(planeAt(base, size, 0), planeAt(base, size, 0), planeAt(base, size, 4), n);
   product(planeAt(base, size, 0), planeAt(base, size, 1), planeAt(base, size, 5), n);
@@ -131,6 +134,19 @@ export function guidedCoefficients(base: usize, width: i32, height: i32, radius:
   for (let k = 0; k < 13; k++) boxMean(planeAt(base, size, k), scratch, column, inverseCols, width, height, radius);
   for (let i = 0; i < n; i++) solvePixel(base, size, <usize>i << 2, epsilon);
   for (let k = 0; k < 4; k++) boxMean(planeAt(base, size, k), scratch, column, inverseCols, width, height, radius);
+  const last = <f64>curveLast;
+  for (let i = 0; i < n; i++) {
+    const at = <usize>i << 2;
+    let q = <f64>load<f32>(planeAt(base, size, 0) + at) * <f64>load<f32>(planeAt(base, size, 14) + at);
+    q += <f64>load<f32>(planeAt(base, size, 1) + at) * <f64>load<f32>(planeAt(base, size, 15) + at);
+    q += <f64>load<f32>(planeAt(base, size, 2) + at) * <f64>load<f32>(planeAt(base, size, 16) + at);
+    q += <f64>load<f32>(planeAt(base, size, 3) + at);
+    // Held as f32 before the lookup, as the JavaScript this replaced did: the same alpha to the last bit.
+    q = <f64><f32>min(1.0, max(0.0, q));
+    // floor(x + ½): JavaScript's Math.round, which the plain-upsampling path uses too.
+    const index = <usize>floor(q * last + 0.5);
+    store<f32>(planeAt(base, size, 4) + at, <f32>(<f64>load<u8>(curve + index) / 255.0));
+  }
 }
 
 // @ts-ignore: decorator
