@@ -1,11 +1,7 @@
 // Assembles the cutout's RGBA pixels at the source's full size from the photo and the matte, a band
 // of rows at a time (cutout-bands.ts runs the bands in parallel threads).
-import os from 'node:os';
-import { decontaminator } from './foreground.ts';
-import { fullSizeAlphaRows, type AlphaRowWriter } from './guided-filter.ts';
+import { kernelsWith } from './kernels.ts';
 import type { Matte } from './matte.ts';
-
-const littleEndian = os.endianness() === 'LE';
 
 /** Rows [from, to) of a width × height cutout: the photo's and the matte's rows in, RGBA rows out. */
 export interface Band {
@@ -32,69 +28,59 @@ export function bandBuffers(band: Band): ArrayBuffer[] {
   return [...new Set(views.map((v) => v.buffer as ArrayBuffer))];
 }
 
-/** Writes a row of the matte's full-size alpha: the guided filter applied there, or a copy of the bytes it already has. */
-function alphaRows(band: Band): AlphaRowWriter {
-  const { width, height, channels, from, pixels, matte } = band;
-  const { alpha } = matte;
-  if (alpha.kind === 'bytes') return (y, out) => out.set(alpha.data.subarray((y - from) * width, (y - from + 1) * width));
-  return fullSizeAlphaRows(alpha.coefficients, pixels, channels, width, height, alpha.curve, from);
-}
+/** Rows composed per call into the kernels: their photo, alpha and RGBA bytes stay within this, so a thread's memory does not grow with the image. */
+const defaultChunkBytes = 4 << 20;
 
 /**
- * Composes a band: the matte's alpha (times any alpha the source had, so what was transparent
- * stays transparent) and the photo's colours, re-estimated where the alpha is partial.
+ * Composes a band in WebAssembly (kernels/compose.ts): the matte's alpha — the guided filter
+ * applied at full size through the curve, or the alpha bytes it has — times any alpha the source
+ * had, so what was transparent stays transparent; the photo's colours, re-estimated from the colour
+ * fields where the alpha is partial; zero under fully transparent pixels. The working-size fields
+ * are copied in once, then the rows in chunks of at most `chunkBytes` (at least one row).
  */
-export function composeBand(band: Band): void {
+export function composeBand(band: Band, chunkBytes = defaultChunkBytes): void {
   const { width, height, channels, from, to, pixels, matte, out } = band;
-  const writeAlpha = alphaRows(band);
-  const row = new Uint8Array(width);
-  const fix = matte.colours ? decontaminator(matte.colours, width, height) : null;
-  const colour = new Float64Array(3);
-  // Opaque pixels are written whole, as one 32-bit word in the machine's byte order.
-  const out32 = new Uint32Array(out.buffer, out.byteOffset, out.length / 4);
-  const [r, g, b, a] = littleEndian ? [0, 8, 16, 24] : [24, 16, 8, 0];
-  const opaque = (255 << a) | 0;
-  for (let y = from; y < to; y++) {
-    writeAlpha(y, row);
-    const rowStart = (y - from) * width;
-    for (let x = 0; x < width; ) {
-      const ours = row[x]!;
-      // Colours under fully transparent pixels stay zero: kept, they would carry the whole removed
-      // background inside the file (and made a PNG 5–8× larger in our measurements). Runs of them are
-      // skipped and runs of opaque pixels copied in loops of their own: most of a photo is one or the other.
-      if (ours === 0) {
-        x++;
-        while (x < width && row[x] === 0) x++;
-        continue;
-      }
-      if (ours === 255 && channels === 3) {
-        let o = rowStart + x;
-        x++;
-        while (x < width && row[x] === 255) x++;
-        for (let p = o * 3, stop = rowStart + x; o < stop; o++, p += 3) out32[o] = opaque | (pixels[p]! << r) | (pixels[p + 1]! << g) | (pixels[p + 2]! << b);
-        continue;
-      }
-      const o = rowStart + x;
-      const alpha = channels === 4 ? Math.round((ours * pixels[o * 4 + 3]!) / 255) : ours;
-      const p = o * channels;
-      const q = o * 4;
-      if (alpha !== 0) {
-        if (fix && ours < 255) {
-          colour[0] = pixels[p]!;
-          colour[1] = pixels[p + 1]!;
-          colour[2] = pixels[p + 2]!;
-          fix(x, y, ours / 255, colour);
-          out[q] = Math.round(colour[0]);
-          out[q + 1] = Math.round(colour[1]);
-          out[q + 2] = Math.round(colour[2]);
-        } else {
-          out[q] = pixels[p]!;
-          out[q + 1] = pixels[p + 1]!;
-          out[q + 2] = pixels[p + 2]!;
-        }
-        out[q + 3] = alpha;
-      }
-      x++;
-    }
+  const { alpha, colours } = matte;
+  const guided = alpha.kind === 'guided' ? alpha : null;
+  const cw = guided?.coefficients.width ?? 0, ch = guided?.coefficients.height ?? 0;
+  const fw = colours?.width ?? 0, fh = colours?.height ?? 0;
+  // Offset 0 stands for "none" in the kernel's arguments, so the layout starts above it.
+  let end = 64;
+  const take = (bytes: number): number => {
+    const at = end;
+    end += Math.ceil(bytes / 16) * 16;
+    return at;
+  };
+  const coefficientsAt = guided ? take(4 * cw * ch * 4) : 0;
+  const curveAt = guided ? take(guided.curve.length) : 0;
+  const settledAt = guided ? take(cw * ch) : 0;
+  const coloursAt = colours ? take(6 * fw * fh * 4) : 0;
+  const rowBytes = width * (channels + 4 + 1);
+  const chunkRows = Math.max(1, Math.min(to - from, Math.floor(chunkBytes / rowBytes)));
+  const pixelsAt = take(chunkRows * width * channels);
+  const outAt = take(chunkRows * width * 4);
+  const bytesAt = guided ? 0 : take(chunkRows * width);
+  const { kernels: k } = kernelsWith(0);
+  const workAt = take(k.composeWorkSize(width, cw, fw));
+  const { memory } = kernelsWith(end);
+  const planes = (at: number, list: Float32Array[]) => list.forEach((plane, i) => new Float32Array(memory, at + i * plane.length * 4, plane.length).set(plane));
+  if (guided) {
+    planes(coefficientsAt, [...guided.coefficients.a, guided.coefficients.b]);
+    new Uint8Array(memory, curveAt, guided.curve.length).set(guided.curve);
+    k.settleCells(coefficientsAt, cw, ch, curveAt, guided.curve.length - 1, settledAt);
+  }
+  if (colours) planes(coloursAt, [...colours.foreground, ...colours.background]);
+  for (let first = from; first < to; first += chunkRows) {
+    const rows = Math.min(chunkRows, to - first);
+    const offset = (first - from) * width;
+    new Uint8Array(memory, pixelsAt, rows * width * channels).set(pixels.subarray(offset * channels, (offset + rows * width) * channels));
+    new Uint8Array(memory, outAt, rows * width * 4).fill(0);
+    if (alpha.kind === 'bytes') new Uint8Array(memory, bytesAt, rows * width).set(alpha.data.subarray(offset, offset + rows * width));
+    k.composeRows(
+      pixelsAt, outAt, channels, width, height, first, rows,
+      bytesAt, coefficientsAt, cw, ch, curveAt, guided ? guided.curve.length - 1 : 0, settledAt,
+      coloursAt, fw, fh, workAt,
+    );
+    out.set(new Uint8Array(memory, outAt, rows * width * 4), offset * 4);
   }
 }

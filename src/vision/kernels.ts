@@ -1,17 +1,25 @@
-// The working-size arithmetic compiled to WebAssembly with SIMD (kernels/planes.ts, built into
-// dist/ by `npm run build:kernels`, which `npm run build` and `npm test` run first). Each thread
-// that calls these gets its own instance on first use; its memory grows to the largest job seen and
-// is kept for the thread's life (17 working-size planes, ~40 MB at 768², for the guided filter).
+// The pipeline's per-pixel arithmetic compiled to WebAssembly (kernels/: the working-size planes
+// with SIMD, the full-size composition), built into dist/ by `npm run build:kernels`, which `npm run
+// build` and `npm test` run first. Each thread that calls these gets its own instance on first use;
+// its memory grows to the largest job seen and is kept for the thread's life: 17 working-size
+// planes (~40 MB at 768²) for the guided filter, the fields plus chunks of 4 MB of rows to compose.
 import fs from 'node:fs';
 
 /** The same file from src/vision (tests, benches) and from dist/vision (built). */
 const wasmFile = new URL('../../dist/vision-kernels.wasm', import.meta.url);
 
-interface KernelExports {
+export interface KernelExports {
   memory: WebAssembly.Memory;
   boxMean(plane: number, scratch: number, column: number, inverseCols: number, width: number, height: number, radius: number): void;
   guidedMatte(base: number, width: number, height: number, radius: number, epsilon: number, curve: number, curveLast: number): void;
   colourFields(base: number, width: number, height: number, wideRadius: number, narrowRadius: number): void;
+  settleCells(coefficients: number, cw: number, ch: number, curve: number, curveLast: number, settled: number): void;
+  composeWorkSize(width: number, cw: number, fw: number): number;
+  composeRows(
+    pixels: number, out: number, channels: number, width: number, height: number, first: number, rows: number,
+    alphaBytes: number, coefficients: number, cw: number, ch: number, curve: number, curveLast: number, settled: number,
+    colours: number, fw: number, fh: number, work: number,
+  ): void;
 }
 
 let loaded: KernelExports | undefined;
@@ -20,14 +28,24 @@ function kernels(): KernelExports {
   if (loaded) return loaded;
   if (!fs.existsSync(wasmFile)) throw new Error(`${wasmFile.pathname} is missing: run \`npm run build:kernels\``);
   const exports = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasmFile))).exports as Partial<KernelExports>;
-  if (!(exports.memory instanceof WebAssembly.Memory) || typeof exports.boxMean !== 'function' || typeof exports.guidedMatte !== 'function' || typeof exports.colourFields !== 'function') {
-    throw new Error(`${wasmFile.pathname} does not export the vision kernels: rebuild it with \`npm run build:kernels\``);
+  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'settleCells', 'composeWorkSize', 'composeRows'] as const;
+  // The callers lay their data out from offset 0, so the module must hold none of its own there.
+  if (!(exports.memory instanceof WebAssembly.Memory) || exports.memory.buffer.byteLength !== 0 || functions.some((name) => typeof exports[name] !== 'function')) {
+    throw new Error(`${wasmFile.pathname} does not export the vision kernels as expected: rebuild it with \`npm run build:kernels\``);
   }
   loaded = exports as KernelExports;
   return loaded;
 }
 
-/** The instance's memory, grown to at least `bytes` (the kernels work from offset 0: the module has no static data). */
+/**
+ * This thread's kernels with their memory grown to at least `bytes`, laid out by the caller from
+ * offset 0. Views made on `memory` hold until the next call (growing replaces the buffer).
+ */
+export function kernelsWith(bytes: number): { kernels: KernelExports; memory: ArrayBuffer } {
+  const k = kernels();
+  return { kernels: k, memory: memoryOf(k, bytes) };
+}
+
 function memoryOf(k: KernelExports, bytes: number): ArrayBuffer {
   const missing = bytes - k.memory.buffer.byteLength;
   if (missing > 0) k.memory.grow(Math.ceil(missing / 65_536));

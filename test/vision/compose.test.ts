@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { composeBand } from '../../src/vision/compose.ts';
+import { alphaCurve } from '../../src/vision/recipe.ts';
 
 /** Alpha rows with runs of clear, opaque and partial pixels of every length, starting and ending anywhere. */
 function alphaPattern(width: number, height: number): Uint8Array {
@@ -44,4 +45,32 @@ describe('composing a band of the cutout', () => {
       if (channels === 3) assert.ok(opaque > 100, 'the band has opaque pixels');
     });
   }
+
+  it('gives the same bytes whether a band is composed in one call or a row at a time (guided alpha, colour fields, source alpha)', () => {
+    const width = 45, height = 37, from = 5, to = 33, cw = 12, ch = 10, fw = 6, fh = 5;
+    const field = (n: number, f: (i: number) => number) => Float32Array.from({ length: n }, (_, i) => f(i));
+    const coefficients = {
+      a: [field(cw * ch, (i) => Math.sin(i) * 2), field(cw * ch, (i) => Math.cos(i * 0.3)), field(cw * ch, (i) => (i % 7) / 7 - 0.5)] as [Float32Array, Float32Array, Float32Array],
+      b: field(cw * ch, (i) => (i % cw < 3 ? 3 : i % cw > 9 ? -3 : 0.4 + Math.sin(i) * 0.3)),
+      width: cw,
+      height: ch,
+    };
+    const colours = {
+      foreground: [0, 1, 2].map((c) => field(fw * fh, (i) => ((i + c) % 5) / 5)) as [Float32Array, Float32Array, Float32Array],
+      background: [0, 1, 2].map((c) => field(fw * fh, (i) => ((i * 3 + c) % 4) / 4)) as [Float32Array, Float32Array, Float32Array],
+      width: fw,
+      height: fh,
+    };
+    const photo = Uint8Array.from({ length: (to - from) * width * 4 }, (_, i) => (i * 101 + 7) % 256);
+    const compose = (chunkBytes: number) => {
+      const out = new Uint8Array((to - from) * width * 4);
+      composeBand({ width, height, channels: 4, from, to, pixels: photo, matte: { alpha: { kind: 'guided', coefficients, curve: alphaCurve(2) }, colours }, out }, chunkBytes);
+      return out;
+    };
+    const whole = compose(1 << 20);
+    assert.deepEqual(compose(1), whole);
+    let partial = 0;
+    for (let i = 3; i < whole.length; i += 4) if (whole[i]! > 0 && whole[i]! < 255) partial++;
+    assert.ok(partial > 50, `the band has partly transparent pixels (${partial})`);
+  });
 });

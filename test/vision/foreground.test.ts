@@ -1,10 +1,19 @@
 // Colour decontamination on a synthetic soft edge whose true foreground colour is known.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { colourFields, decontaminator } from '../../src/vision/foreground.ts';
+import { composeBand } from '../../src/vision/compose.ts';
+import { colourFields, type ColourFields } from '../../src/vision/foreground.ts';
 import type { GuidePlanes } from '../../src/vision/guided-filter.ts';
 
 const red = [200, 40, 30];
+
+/** The RGBA cutout of a 3-channel photo with alpha bytes (α·255 rounded) and the colour fields, composed as the pipeline composes it. */
+function compose(photo: Uint8Array, alpha: Float32Array, fields: ColourFields, width: number, height: number): Uint8Array {
+  const out = new Uint8Array(width * height * 4);
+  const bytes = Uint8Array.from(alpha, (a) => Math.round(a * 255));
+  composeBand({ width, height, channels: 3, from: 0, to: height, pixels: photo, matte: { alpha: { kind: 'bytes', data: bytes }, colours: fields }, out });
+  return out;
+}
 const blue = [30, 60, 220];
 
 describe('foreground colour estimation', () => {
@@ -27,15 +36,13 @@ describe('foreground colour estimation', () => {
         }
       }
     }
-    const fix = decontaminator(await colourFields(planes, alpha, width, height, 90, 6), width, height);
-    const colour = new Float64Array(3);
+    const cutout = compose(photo, alpha, await colourFields(planes, alpha, width, height, 90, 6), width, height);
     let before = 0, after = 0, count = 0;
     for (let x = 82; x < 118; x++) {
       const i = 10 * width + x;
-      colour.set(photo.subarray(i * 3, i * 3 + 3));
-      before += Math.hypot(...[0, 1, 2].map((c) => colour[c]! - red[c]!));
-      fix(x, 10, alpha[i]!, colour);
-      after += Math.hypot(...[0, 1, 2].map((c) => colour[c]! - red[c]!));
+      before += Math.hypot(...[0, 1, 2].map((c) => photo[i * 3 + c]! - red[c]!));
+      after += Math.hypot(...[0, 1, 2].map((c) => cutout[i * 4 + c]! - red[c]!));
+      assert.equal(cutout[i * 4 + 3], Math.round(alpha[i]! * 255), `alpha at ${x}`);
       count++;
     }
     // Composited on white, the raw photo colours would show a blue-purple fringe; the estimates stay red.
@@ -48,9 +55,11 @@ describe('foreground colour estimation', () => {
     const alpha = new Float32Array(width * height);
     const planes: GuidePlanes = [new Float32Array(width * height).fill(0.5), new Float32Array(width * height).fill(0.5), new Float32Array(width * height).fill(0.5)];
     for (let i = 0; i < alpha.length; i++) alpha[i] = Math.min(1, Math.max(0, (40 - (i % width)) / 20));
-    const fix = decontaminator(await colourFields(planes, alpha, width, height, 10, 2), width, height);
-    const colour = new Float64Array([128, 128, 128]);
-    fix(30, 3, 0.5, colour);
-    for (const c of colour) assert.ok(Math.abs(c - 127.5) < 2, `grey on grey changed to ${[...colour]}`);
+    const photo = new Uint8Array(width * height * 3).fill(128);
+    const cutout = compose(photo, alpha, await colourFields(planes, alpha, width, height, 10, 2), width, height);
+    for (let x = 21; x < 40; x++) {
+      const colour = [...cutout.subarray((3 * width + x) * 4, (3 * width + x) * 4 + 3)];
+      assert.ok(colour.every((c) => Math.abs(c - 128) <= 1), `grey on grey changed to ${colour} at ${x}`);
+    }
   });
 });

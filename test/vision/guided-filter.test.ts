@@ -1,16 +1,16 @@
 // Edge-aware refinement on synthetic images whose true edge is known exactly.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fullSizeAlphaRows, guidedMatte, type GuidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
+import { composeBand } from '../../src/vision/compose.ts';
+import { guidedMatte, type GuidedCoefficients, type GuidePlanes } from '../../src/vision/guided-filter.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
 import { axisSamples } from '../../src/vision/planes.ts';
 
-/** The whole full-size alpha, row by row as the pipeline writes it. */
-function applyAtFullSize(c: GuidedCoefficients, pixels: Uint8Array, channels: number, width: number, height: number, curve: Uint8Array): Uint8Array {
-  const alpha = new Uint8Array(width * height);
-  const write = fullSizeAlphaRows(c, pixels, channels, width, height, curve);
-  for (let y = 0; y < height; y++) write(y, alpha.subarray(y * width, (y + 1) * width));
-  return alpha;
+/** The whole full-size alpha of a 3-channel photo, as the pipeline's compose kernel makes it. */
+function applyAtFullSize(c: GuidedCoefficients, pixels: Uint8Array, width: number, height: number, curve: Uint8Array): Uint8Array {
+  const out = new Uint8Array(width * height * 4);
+  composeBand({ width, height, channels: 3, from: 0, to: height, pixels, matte: { alpha: { kind: 'guided', coefficients: c, curve }, colours: null }, out });
+  return Uint8Array.from({ length: width * height }, (_, i) => out[i * 4 + 3]!);
 }
 
 /** A dark-green left part and a light-orange right part meeting in a sharp vertical edge at `edge` (full-size pixels). */
@@ -60,7 +60,7 @@ describe('guided refinement', () => {
     const guide = shrink(pixels, full.width, full.height, work.width, work.height);
     const mask = blurryMask(work.width, work.height, edge / 4 - 0.5, 1);
     const { coefficients } = await guidedMatte(guide, mask, work.width, work.height, { radius: 4, epsilon: 1e-3, curve: alphaCurve(1) });
-    const alpha = applyAtFullSize(coefficients, pixels, 3, full.width, full.height, alphaCurve(1));
+    const alpha = applyAtFullSize(coefficients, pixels, full.width, full.height, alphaCurve(1));
 
     // The same blurry mask upsampled without a guide, as the baseline does.
     let refinedError = 0;
@@ -89,7 +89,7 @@ describe('guided refinement', () => {
     for (let i = 0; i < pixels.length; i++) pixels[i] = (i * 37) % 256; // busy texture
     const guide = shrink(pixels, width, height, width, height);
     const { coefficients } = await guidedMatte(guide, new Float32Array(width * height).fill(1), width, height, { radius: 4, epsilon: 1e-3, curve: alphaCurve(1) });
-    const alpha = applyAtFullSize(coefficients, pixels, 3, width, height, alphaCurve(1));
+    const alpha = applyAtFullSize(coefficients, pixels, width, height, alphaCurve(1));
     assert.ok(alpha.every((a) => a === 255));
   });
 });
@@ -107,7 +107,7 @@ describe('full-size alpha', () => {
     };
     const pixels = Uint8Array.from({ length: width * height * 3 }, (_, i) => (i * 37) % 256);
     const curve = alphaCurve(2);
-    const ours = applyAtFullSize(c, pixels, 3, width, height, curve);
+    const ours = applyAtFullSize(c, pixels, width, height, curve);
     const xs = axisSamples(width, 0, cw, cw), ys = axisSamples(height, 0, ch, ch);
     const at = (plane: Float32Array, x: number, y: number) => {
       const top = plane[ys.lo[y]! * cw + xs.lo[x]!]! * (1 - xs.t[x]!) + plane[ys.lo[y]! * cw + xs.hi[x]!]! * xs.t[x]!;

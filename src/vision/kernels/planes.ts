@@ -1,5 +1,5 @@
-// AssemblyScript, compiled to WebAssembly with SIMD by `npm run build:kernels` (see ../kernels.ts,
-// which lays the planes out in this module's memory and calls it). The working-size arithmetic of
+// AssemblyScript, compiled to WebAssembly with SIMD by `npm run build:kernels` (index.ts; see
+// ../kernels.ts, which lays the planes out in this module's memory and calls it). The working-size arithmetic of
 // the guided filter and the colour fields: in JavaScript it ran element by element with a float
 // conversion on every typed-array access; here the column sums, products and means go four or two
 // lanes at a time. Planes are f32, one value per pixel, row-major, at byte offsets given by the caller.

@@ -1,0 +1,231 @@
+// AssemblyScript (see planes.ts): the cutout's RGBA rows at full size, from the photo's rows and
+// the matte — the guided filter's coefficients applied at full resolution through the alpha curve,
+// or alpha bytes already made; the colours of partly transparent pixels re-estimated from the
+// colour fields (blur fusion). Every step mirrors, operation for operation and in the same float
+// widths, the JavaScript it replaced, so the bytes are the same.
+
+/** Where the bilinear samples of a size-`sourceSize` axis fall for each of `destination` positions (pixel centres aligned). */
+function axisSamples(destination: i32, sourceSize: i32, lo: usize, hi: usize, t: usize): void {
+  const scale = <f64>sourceSize / <f64>destination;
+  for (let i = 0; i < destination; i++) {
+    const at = min(max((<f64>i + 0.5) * scale - 0.5, 0.0), <f64>(sourceSize - 1));
+    const base = <i32>floor(at);
+    store<i32>(lo + (<usize>i << 2), base);
+    if (hi) store<i32>(hi + (<usize>i << 2), min(base + 1, sourceSize - 1));
+    store<f32>(t + (<usize>i << 2), <f32>(at - <f64>base));
+  }
+}
+
+/**
+ * For each working cell of the coefficients (planes a_r, a_g, a_b, b of cw × ch at `coefficients`):
+ * 1 where q = a·I + b maps through the curve to 255 whatever the colour I in [0, 1]³, −1 where it
+ * maps to 0 whatever the colour, 0 where the colour decides. The margin keeps float rounding from
+ * ever deciding a settled pixel.
+ */
+export function settleCells(coefficients: usize, cw: i32, ch: i32, curve: usize, curveLast: i32, settled: usize): void {
+  let zeros = 0;
+  while (zeros <= curveLast && load<u8>(curve + <usize>zeros) == 0) zeros++;
+  let firstFull = curveLast + 1;
+  while (firstFull > 0 && load<u8>(curve + <usize>(firstFull - 1)) == 255) firstFull--;
+  const n = cw * ch;
+  const size = <usize>n << 2;
+  const last = <f64>curveLast;
+  for (let i = 0; i < n; i++) {
+    const at = coefficients + (<usize>i << 2);
+    const a0 = <f64>load<f32>(at), a1 = <f64>load<f32>(at + size), a2 = <f64>load<f32>(at + 2 * size), b = <f64>load<f32>(at + 3 * size);
+    const low = (b + min(a0, 0.0) + min(a1, 0.0) + min(a2, 0.0)) * last;
+    const high = (b + max(a0, 0.0) + max(a1, 0.0) + max(a2, 0.0)) * last;
+    const margin = 0.05 + 1e-5 * last * (abs(b) + abs(a0) + abs(a1) + abs(a2));
+    let state: i8 = 0;
+    if (firstFull <= curveLast && low >= <f64>firstFull - 0.5 + margin) state = 1;
+    else if (zeros > 0 && high < <f64>zeros - 0.5 - margin) state = -1;
+    store<i8>(settled + <usize>i, state);
+  }
+}
+
+/** Bytes of per-row working space composeRows needs at `work`. */
+export function composeWorkSize(width: i32, cw: i32, fw: i32): i32 {
+  return 4 * (width + 8) + 4 * (cw + 8) * 10 + 4 * (fw + 8) * 6 + 20 * (width + 8) + 64;
+}
+
+/**
+ * Rows [first, first + rows) of a width × height cutout. `pixels` holds those rows of the photo
+ * (`channels` 3 or 4, interleaved), `out` receives their RGBA (zero-filled on entry). The alpha comes
+ * from `alphaBytes` (those rows, when not 0) or else from the guided coefficients (cw × ch) with
+ * `curve` and the `settled` cells; `colours` (6 planes of fw × fh: F r, g, b then B r, g, b), when not
+ * 0, re-colours partly transparent pixels. `work` is scratch of composeWorkSize bytes.
+ */
+export function composeRows(
+  pixels: usize, out: usize, channels: i32, width: i32, height: i32, first: i32, rows: i32,
+  alphaBytes: usize, coefficients: usize, cw: i32, ch: i32, curve: usize, curveLast: i32, settled: usize,
+  colours: usize, fw: i32, fh: i32, work: usize,
+): void {
+  // Per-row working space.
+  const alphaRow = work;
+  const rowSettled = alphaRow + (<usize>(width + 8) & ~7);
+  const firstPixel = rowSettled + (<usize>(cw + 8) & ~7);
+  const fields = firstPixel + (<usize>(cw + 8) << 2);
+  const fieldStride = <usize>(cw + 8) << 2;
+  const colourRows = fields + 8 * fieldStride;
+  const colourStride = <usize>(fw + 8) << 2;
+  const xLo = colourRows + 6 * colourStride;
+  const xT = xLo + (<usize>(width + 8) << 2);
+  const cLo = xT + (<usize>(width + 8) << 2);
+  const cHi = cLo + (<usize>(width + 8) << 2);
+  const cT = cHi + (<usize>(width + 8) << 2);
+  const guided = alphaBytes == 0;
+  if (guided) {
+    axisSamples(width, cw, xLo, 0, xT);
+    // The first full-size column of each working column (lo only grows along a row), and width at the end.
+    for (let k = 0, x = 0; k <= cw; k++) {
+      while (x < width && load<i32>(xLo + (<usize>x << 2)) < k) x++;
+      store<i32>(firstPixel + (<usize>k << 2), x);
+    }
+  }
+  if (colours) axisSamples(width, fw, cLo, cHi, cT);
+  const cells = <usize>(cw * ch) << 2;
+  const colourPlane = <usize>(fw * fh) << 2;
+  let settledFor = -1;
+  let preparedRow = -1;
+  for (let r = 0; r < rows; r++) {
+    const y = first + r;
+    const pixelRow = pixels + <usize>r * <usize>width * <usize>channels;
+    if (!guided) memory.copy(alphaRow, alphaBytes + <usize>r * <usize>width, <usize>width);
+    else {
+      sampleRow(y, height, ch);
+      const r0 = sampleLo * cw, r1 = sampleHi * cw;
+      const ty = sampleT;
+      if (r0 != settledFor) {
+        for (let x = 0; x < cw; x++) {
+          const x1 = x + 1 < cw ? x + 1 : x;
+          const v = load<i8>(settled + <usize>(r0 + x));
+          const same = v != 0 && load<i8>(settled + <usize>(r0 + x1)) == v && load<i8>(settled + <usize>(r1 + x)) == v && load<i8>(settled + <usize>(r1 + x1)) == v;
+          store<i8>(rowSettled + <usize>x, same ? v : 0);
+        }
+        settledFor = r0;
+      }
+      // Each unsettled working column's interpolated coefficients (colour ones over 255) and their slope to the next column.
+      for (let x = 0; x < cw; x++) {
+        if (load<i8>(rowSettled + <usize>x) != 0) continue;
+        const j = x + 1 < cw ? 1 : 0;
+        const i0 = <usize>(r0 + x) << 2, i1 = <usize>(r1 + x) << 2, i0j = <usize>(r0 + x + j) << 2, i1j = <usize>(r1 + x + j) << 2;
+        const at = <usize>x << 2;
+        for (let c = 0; c < 4; c++) {
+          const plane = coefficients + <usize>c * cells;
+          let v0 = <f64>load<f32>(plane + i0) + (<f64>load<f32>(plane + i1) - <f64>load<f32>(plane + i0)) * ty;
+          let v1 = <f64>load<f32>(plane + i0j) + (<f64>load<f32>(plane + i1j) - <f64>load<f32>(plane + i0j)) * ty;
+          if (c < 3) {
+            v0 = v0 / 255;
+            v1 = v1 / 255;
+          }
+          store<f32>(fields + <usize>(2 * c) * fieldStride + at, <f32>v0);
+          store<f32>(fields + <usize>(2 * c + 1) * fieldStride + at, <f32>(v1 - v0));
+        }
+      }
+      const last = <f64>curveLast;
+      for (let x0 = 0; x0 < cw; ) {
+        const fixed = load<i8>(rowSettled + <usize>x0);
+        let end = x0 + 1;
+        while (end < cw && load<i8>(rowSettled + <usize>end) == fixed) end++;
+        const from = load<i32>(firstPixel + (<usize>x0 << 2)), to = load<i32>(firstPixel + (<usize>end << 2));
+        if (fixed != 0) memory.fill(alphaRow + <usize>from, fixed > 0 ? 255 : 0, <usize>(to - from));
+        else {
+          for (let x = from; x < to; x++) {
+            const xc = <usize>load<i32>(xLo + (<usize>x << 2)) << 2;
+            const tx = <f64>load<f32>(xT + (<usize>x << 2));
+            const p = pixelRow + <usize>x * <usize>channels;
+            const q =
+              (<f64>load<f32>(fields + xc) + <f64>load<f32>(fields + fieldStride + xc) * tx) * <f64>load<u8>(p) +
+              (<f64>load<f32>(fields + 2 * fieldStride + xc) + <f64>load<f32>(fields + 3 * fieldStride + xc) * tx) * <f64>load<u8>(p + 1) +
+              (<f64>load<f32>(fields + 4 * fieldStride + xc) + <f64>load<f32>(fields + 5 * fieldStride + xc) * tx) * <f64>load<u8>(p + 2) +
+              <f64>load<f32>(fields + 6 * fieldStride + xc) +
+              <f64>load<f32>(fields + 7 * fieldStride + xc) * tx;
+            const k = q * last;
+            const index = k <= 0 ? 0 : k >= last ? curveLast : <i32>(k + 0.5);
+            store<u8>(alphaRow + <usize>x, load<u8>(curve + <usize>index));
+          }
+        }
+        x0 = end;
+      }
+    }
+    const outRow = out + <usize>r * <usize>width * 4;
+    for (let x = 0; x < width; ) {
+      const ours = <i32>load<u8>(alphaRow + <usize>x);
+      // Colours under fully transparent pixels stay zero; runs of opaque pixels are copied whole.
+      if (ours == 0) {
+        x++;
+        while (x < width && load<u8>(alphaRow + <usize>x) == 0) x++;
+        continue;
+      }
+      if (ours == 255 && channels == 3) {
+        let o = x;
+        x++;
+        while (x < width && load<u8>(alphaRow + <usize>x) == 255) x++;
+        for (; o < x; o++) {
+          const p = pixelRow + <usize>o * 3;
+          store<u32>(outRow + (<usize>o << 2), 0xff000000 | <u32>load<u8>(p) | (<u32>load<u8>(p + 1) << 8) | (<u32>load<u8>(p + 2) << 16));
+        }
+        continue;
+      }
+      const p = pixelRow + <usize>x * <usize>channels;
+      const alpha = channels == 4 ? <i32>floor(<f64>(ours * <i32>load<u8>(p + 3)) / 255 + 0.5) : ours;
+      const q = outRow + (<usize>x << 2);
+      if (alpha != 0) {
+        if (colours && ours < 255) {
+          if (y != preparedRow) {
+            prepareColourRows(colours, colourPlane, fw, y, height, fh, colourRows, colourStride);
+            preparedRow = y;
+          }
+          const x0 = <usize>load<i32>(cLo + (<usize>x << 2)) << 2, x1 = <usize>load<i32>(cHi + (<usize>x << 2)) << 2;
+          const tx = <f64>load<f32>(cT + (<usize>x << 2));
+          const a = <f64>ours / 255;
+          for (let c = 0; c < 3; c++) {
+            const fRow = colourRows + <usize>c * colourStride, bRow = colourRows + <usize>(c + 3) * colourStride;
+            const f = <f64>load<f32>(fRow + x0) + (<f64>load<f32>(fRow + x1) - <f64>load<f32>(fRow + x0)) * tx;
+            const b = <f64>load<f32>(bRow + x0) + (<f64>load<f32>(bRow + x1) - <f64>load<f32>(bRow + x0)) * tx;
+            let v = f + a * (<f64>load<u8>(p + <usize>c) - a * f - (1 - a) * b);
+            v = v < 0 ? 0 : v > 255 ? 255 : v;
+            store<u8>(q + <usize>c, <u8>floor(v + 0.5));
+          }
+        } else {
+          store<u8>(q, load<u8>(p));
+          store<u8>(q + 1, load<u8>(p + 1));
+          store<u8>(q + 2, load<u8>(p + 2));
+        }
+        store<u8>(q + 3, <u8>alpha);
+      }
+      x++;
+    }
+  }
+}
+
+// The bilinear sample of a full-size row on a smaller axis (see axisSamples), left in globals: the
+// module keeps no data in its memory, which the caller lays out from offset 0.
+let sampleLo: i32 = 0;
+let sampleHi: i32 = 0;
+let sampleT: f64 = 0;
+
+function sampleRow(y: i32, height: i32, size: i32): void {
+  const at = min(max((<f64>y + 0.5) * (<f64>size / <f64>height) - 0.5, 0.0), <f64>(size - 1));
+  const base = <i32>floor(at);
+  sampleLo = base;
+  sampleHi = min(base + 1, size - 1);
+  // Held as f32, as the JavaScript's Float32Array of weights held it.
+  sampleT = <f64><f32>(at - <f64>base);
+}
+
+/** The six colour fields interpolated to full-size row y, times 255, each held as f32. */
+function prepareColourRows(colours: usize, plane: usize, fw: i32, y: i32, height: i32, fh: i32, rows: usize, stride: usize): void {
+  sampleRow(y, height, fh);
+  const r0 = <usize>(sampleLo * fw) << 2, r1 = <usize>(sampleHi * fw) << 2;
+  const ty = sampleT;
+  for (let p = 0; p < 6; p++) {
+    const src = colours + <usize>p * plane;
+    const row = rows + <usize>p * stride;
+    for (let i = 0; i < fw; i++) {
+      const at = <usize>i << 2;
+      const top = <f64>load<f32>(src + r0 + at);
+      store<f32>(row + at, <f32>((top + (<f64>load<f32>(src + r1 + at) - top) * ty) * 255));
+    }
+  }
+}
