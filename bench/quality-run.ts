@@ -16,8 +16,8 @@ export function cachingSegmenter(segmenter: Segmenter): Segmenter & { passes: nu
   const cache = new Map<string, Promise<Float32Array>>();
   const wrapper = {
     passes: 0,
-    predict(input: Float32Array): Promise<Float32Array> {
-      const key = crypto.createHash('sha1').update(new Uint8Array(input.buffer, input.byteOffset, input.byteLength)).digest('hex');
+    predict(input: Uint8Array): Promise<Float32Array> {
+      const key = crypto.createHash('sha1').update(input).digest('hex');
       let mask = cache.get(key);
       if (!mask) {
         wrapper.passes++;
@@ -32,8 +32,8 @@ export function cachingSegmenter(segmenter: Segmenter): Segmenter & { passes: nu
 
 /** What the peer does: the raw mask of the stretched 1024² input, bilinearly resized to full size; the photo's colours kept. */
 export async function baselineCutout(segmenter: Segmenter, image: DecodedImage): Promise<Uint8Array> {
-  const { tensor } = await toModelInput(image, 'stretch');
-  const mask = await segmenter.predict(tensor);
+  const { rgb } = await toModelInput(image, 'stretch');
+  const mask = await segmenter.predict(rgb);
   const bytes = new Uint8ClampedArray(mask.length);
   for (let i = 0; i < mask.length; i++) bytes[i] = mask[i]! * 255;
   const alpha = await sharp(bytes, { raw: { width: modelSize, height: modelSize, channels: 1 } })

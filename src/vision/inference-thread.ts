@@ -2,26 +2,37 @@
 // session synchronously on the calling thread, so the session lives here and the event loop that
 // serves HTTP never waits on an inference.
 import { parentPort, workerData } from 'node:worker_threads';
-import { createSession, runSession, type SegmenterOptions } from './model-session.ts';
+import { createSession, modelSize, runSession, type SegmenterOptions } from './model-session.ts';
+import { rgbToTensor } from './preprocess.ts';
 
-export type ThreadRequest = { id: number; input: Float32Array };
-/** Every reply to a request hands the input back, so this thread keeps no tensor between runs. */
-export type ThreadReply = { kind: 'ready' } | { kind: 'failed'; message: string } | { id: number; mask: Float32Array; input: Float32Array } | { id: number; error: string; input: Float32Array };
+/** The image as interleaved RGB bytes of modelSize² (see Segmenter.predict). */
+export type ThreadRequest = { id: number; input: Uint8Array };
+/** Every reply to a request hands the input back, so this thread keeps no input between runs. */
+export type ThreadReply = { kind: 'ready' } | { kind: 'failed'; message: string } | { id: number; mask: Float32Array; input: Uint8Array } | { id: number; error: string; input: Uint8Array };
 
 const port = parentPort!;
 const post = (reply: ThreadReply, transfer: ArrayBuffer[] = []): void => port.postMessage(reply, transfer);
 
 try {
   const session = await createSession(workerData as SegmenterOptions);
+  // The model's float tensors (12 MB each), filled from the bytes of each run: the bytes travel a
+  // quarter of the size, and the main thread neither converts nor allocates. Runs may overlap (the
+  // session's run is asynchronous), so each takes a tensor of its own from this pool, which grows to
+  // the most runs ever in flight at once (the worker's concurrency) and is kept for the thread's life.
+  const idle: Float32Array[] = [];
   port.on('message', async ({ id, input }: ThreadRequest) => {
+    const tensor = idle.pop() ?? new Float32Array(3 * modelSize * modelSize);
     try {
+      rgbToTensor(input, tensor);
       // The output's memory is a plain ArrayBuffer of its own (whole, at offset 0), so it moves to
       // the main thread instead of being copied; a view into something larger is copied first.
-      const output = await runSession(session, input);
+      const output = await runSession(session, tensor);
       const mask = output.byteOffset === 0 && output.byteLength === output.buffer.byteLength ? output : output.slice();
       post({ id, mask, input }, [mask.buffer as ArrayBuffer, input.buffer as ArrayBuffer]);
     } catch (err) {
       post({ id, error: err instanceof Error ? err.message : String(err), input }, [input.buffer as ArrayBuffer]);
+    } finally {
+      idle.push(tensor);
     }
   });
   post({ kind: 'ready' });

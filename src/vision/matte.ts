@@ -8,7 +8,7 @@ import { colourFields, type ColourFields } from './foreground.ts';
 import { guidedMatte, type GuidedCoefficients, type GuidePlanes } from './guided-filter.ts';
 import { modelSize, type Segmenter } from './model.ts';
 import { resample } from './planes.ts';
-import { mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
+import { mirrorPixelRows, mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
 import { alphaCurve, workingSide, type Recipe } from './recipe.ts';
 
 export type MatteStage = 'preprocess' | 'inference' | 'refine' | 'foreground';
@@ -34,8 +34,9 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
   const height = Math.max(1, Math.round(image.height * scale));
   const { inputs, guide } = await stage('preprocess', async () => {
     const geometries = [...new Set(recipe.passes.filter((pass) => !pass.zoom).map((pass) => pass.geometry))];
-    const made = await Promise.all(geometries.map((geometry) => toModelInput(image, geometry)));
-    return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide: await guidePlanes(image, width, height) };
+    // sharp resizes in its own threads: the model's inputs and the guide are made side by side.
+    const [guide, ...made] = await Promise.all([guidePlanes(image, width, height), ...geometries.map((geometry) => toModelInput(image, geometry))]);
+    return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide };
   });
   const mask = await stage('inference', async () => {
     const sum = new Float32Array(width * height);
@@ -52,8 +53,8 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
         input = await toModelInput(image, pass.geometry, box);
       }
       const predicted = pass.mirrored
-        ? mirrorRows(await segmenter.predict(mirrorRows(input!.tensor, modelSize)), modelSize)
-        : await segmenter.predict(input!.tensor);
+        ? mirrorRows(await segmenter.predict(mirrorPixelRows(input!.rgb)), modelSize)
+        : await segmenter.predict(input!.rgb);
       // Where the pass's region lies at the working size; the mask of what it saw is resampled onto it.
       const left = Math.round(input!.region.left / (image.width / width));
       const top = Math.round(input!.region.top / (image.height / height));

@@ -8,9 +8,10 @@ export { modelSize, sessionOptions, type SegmenterOptions } from './model-sessio
 export interface Segmenter {
   /**
    * Foreground probability in [0, 1] for each pixel of a modelSize² image, row-major, from the
-   * image as a normalised CHW float tensor of 3 × modelSize². Runs off the JS thread.
+   * image as interleaved RGB bytes (3 × modelSize²). Runs off the JS thread, which normalises the
+   * bytes into the model's tensor there.
    */
-  predict(input: Float32Array): Promise<Float32Array>;
+  predict(rgb: Uint8Array): Promise<Float32Array>;
 }
 
 let loading: Promise<Segmenter> | undefined;
@@ -48,15 +49,15 @@ export function startSegmenter(options: SegmenterOptions, onExit: () => void = (
       predict(input) {
         if (broken) return Promise.reject(broken);
         if (input.length !== 3 * modelSize * modelSize) {
-          return Promise.reject(new Error(`model input must have ${3 * modelSize * modelSize} values, got ${input.length}`));
+          return Promise.reject(new Error(`model input must have ${3 * modelSize * modelSize} RGB bytes, got ${input.length}`));
         }
         const id = nextId++;
         return new Promise((resolvePrediction, rejectPrediction) => {
           if (pending.size === 0) thread.ref();
           pending.set(id, { resolve: resolvePrediction, reject: rejectPrediction });
-          // A copy is lent to the thread and comes back with the mask: callers may use their tensor
-          // again (the mirrored pass does), and the thread, which allocates too little to collect
-          // garbage often, is left holding no 12 MB input per run.
+          // A copy is lent to the thread and comes back with the mask: callers may use their bytes
+          // again, and the thread, which allocates too little to collect garbage often, is left
+          // holding no input between runs.
           const lent = input.slice();
           thread.postMessage({ id, input: lent } satisfies ThreadRequest, [lent.buffer]);
         });

@@ -1,5 +1,6 @@
-// Builds the model's input: the image as a normalised CHW float tensor of modelSize², either
-// stretched to the square or scaled to fit it with grey padding.
+// Builds the model's input: the image as interleaved RGB bytes of modelSize², either stretched to
+// the square or scaled to fit it with grey padding. The inference thread turns the bytes into the
+// normalised CHW float tensor (rgbToTensor) just before its run.
 import sharp from 'sharp';
 import type { DecodedImage } from './decode.ts';
 import { modelSize } from './model.ts';
@@ -16,7 +17,8 @@ export interface ContentRect {
 }
 
 export interface ModelInput {
-  tensor: Float32Array;
+  /** modelSize² pixels, interleaved RGB. */
+  rgb: Uint8Array;
   content: ContentRect;
   /** The part of the image (in its pixels) that the model saw. */
   region: ContentRect;
@@ -43,7 +45,7 @@ export async function toModelInput(image: DecodedImage, geometry: Geometry, regi
     })
     .raw()
     .toBuffer();
-  return { tensor: rgbToTensor(rgb), content, region };
+  return { rgb, content, region };
 }
 
 export function contentRect(width: number, height: number, geometry: Geometry): ContentRect {
@@ -54,11 +56,11 @@ export function contentRect(width: number, height: number, geometry: Geometry): 
   return { left: Math.floor((modelSize - w) / 2), top: Math.floor((modelSize - h) / 2), width: w, height: h };
 }
 
-/** Interleaved RGB bytes → planar floats, (value − 128) / 256 as the model was trained. */
-export function rgbToTensor(rgb: Uint8Array): Float32Array {
+/** Interleaved RGB bytes → planar floats, (value − 128) / 256 as the model was trained, written into `tensor` (a new one by default). */
+export function rgbToTensor(rgb: Uint8Array, tensor = new Float32Array(3 * modelSize * modelSize)): Float32Array {
   const plane = modelSize * modelSize;
   if (rgb.length !== plane * 3) throw new Error(`expected ${plane * 3} RGB bytes, got ${rgb.length}`);
-  const tensor = new Float32Array(plane * 3);
+  if (tensor.length !== plane * 3) throw new Error(`expected a tensor of ${plane * 3} values, got ${tensor.length}`);
   for (let i = 0, p = 0; i < plane; i++, p += 3) {
     tensor[i] = (rgb[p]! - 128) / 256;
     tensor[plane + i] = (rgb[p + 1]! - 128) / 256;
@@ -67,10 +69,21 @@ export function rgbToTensor(rgb: Uint8Array): Float32Array {
   return tensor;
 }
 
-/**
- * Mirrors every row of `width` values. Rows are contiguous in CHW tensors and in masks, so the
- * same function flips the input and un-flips the output.
- */
+/** Mirrors every row of a modelSize-wide interleaved RGB image (the mirrored view's input). */
+export function mirrorPixelRows(rgb: Uint8Array): Uint8Array {
+  const out = new Uint8Array(rgb.length);
+  const rowBytes = modelSize * 3;
+  for (let row = 0; row < rgb.length; row += rowBytes) {
+    for (let x = 0, last = row + rowBytes - 3; x < rowBytes; x += 3) {
+      out[row + x] = rgb[last - x]!;
+      out[row + x + 1] = rgb[last - x + 1]!;
+      out[row + x + 2] = rgb[last - x + 2]!;
+    }
+  }
+  return out;
+}
+
+/** Mirrors every row of `width` values (a mask back from the mirrored view). */
 export function mirrorRows(data: Float32Array, width: number): Float32Array {
   const out = new Float32Array(data.length);
   for (let row = 0; row < data.length; row += width) {

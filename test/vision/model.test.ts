@@ -32,7 +32,7 @@ describe('loadSegmenter', () => {
       if (running) setTimeout(spin, 1);
     };
     spin();
-    const mask = await segmenter.predict(new Float32Array(3 * modelSize * modelSize));
+    const mask = await segmenter.predict(new Uint8Array(3 * modelSize * modelSize).fill(128));
     running = false;
     assert.equal(mask.length, modelSize * modelSize);
     // A run takes hundreds of milliseconds; on the event loop's thread it would allow no turn at all.
@@ -41,15 +41,15 @@ describe('loadSegmenter', () => {
 
   it('answers concurrent predictions each with its own mask, and the caller keeps its input', async () => {
     const segmenter = await loadSegmenter({ threads: 2 });
-    const zeros = new Float32Array(3 * modelSize * modelSize);
-    const bright = new Float32Array(3 * modelSize * modelSize).fill(0.45);
-    const [a, b] = await Promise.all([segmenter.predict(zeros), segmenter.predict(bright)]);
-    assert.equal(zeros.length, 3 * modelSize * modelSize, 'the input was not transferred away');
+    const grey = new Uint8Array(3 * modelSize * modelSize).fill(128);
+    const bright = new Uint8Array(3 * modelSize * modelSize).fill(243);
+    const [a, b] = await Promise.all([segmenter.predict(grey), segmenter.predict(bright)]);
+    assert.equal(grey.length, 3 * modelSize * modelSize, 'the input was not transferred away');
     assert.notDeepEqual(a.subarray(0, 1000), b.subarray(0, 1000));
   });
 
-  it('refuses an input tensor of the wrong size', async () => {
+  it('refuses input bytes of the wrong size', async () => {
     const segmenter = await loadSegmenter({ threads: 2 });
-    await assert.rejects(segmenter.predict(new Float32Array(10)), /model input must have/);
+    await assert.rejects(segmenter.predict(new Uint8Array(10)), /model input must have/);
   });
 });
