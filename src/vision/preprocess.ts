@@ -57,7 +57,7 @@ export function contentRect(width: number, height: number, geometry: Geometry): 
 }
 
 /** Interleaved RGB bytes → planar floats, (value − 128) / 256 as the model was trained, written into `tensor` (a new one by default). */
-export function rgbToTensor(rgb: Uint8Array, tensor = new Float32Array(3 * modelSize * modelSize)): Float32Array {
+export function rgbToTensor(rgb: Uint8Array, tensor: Float32Array = new Float32Array(3 * modelSize * modelSize)): Float32Array {
   const plane = modelSize * modelSize;
   if (rgb.length !== plane * 3) throw new Error(`expected ${plane * 3} RGB bytes, got ${rgb.length}`);
   if (tensor.length !== plane * 3) throw new Error(`expected a tensor of ${plane * 3} values, got ${tensor.length}`);
