@@ -229,3 +229,41 @@ function prepareColourRows(colours: usize, plane: usize, fw: i32, y: i32, height
     }
   }
 }
+
+/**
+ * The Adler-32 checksum (RFC 1950) continued from `adler` over `rows` rows of PNG scanlines, each a
+ * filter byte of 0 and then the `rowBytes` bytes at `pixels` (rows contiguous there): the zlib stream
+ * of a PNG band compressed elsewhere needs it, and the bytes are in this memory already.
+ */
+export function adler32Rows(adler: u32, pixels: usize, rows: i32, rowBytes: i32): u32 {
+  const base: u32 = 65521;
+  // The most bytes that can be summed before b could pass 2³²; the sums are reduced then.
+  const blockBytes = 5552;
+  let a = adler & 0xffff, b = adler >>> 16;
+  let pending = 0;
+  for (let r = 0; r < rows; r++) {
+    b += a;
+    if (++pending == blockBytes) {
+      a %= base;
+      b %= base;
+      pending = 0;
+    }
+    const row = pixels + <usize>r * <usize>rowBytes;
+    for (let i = 0; i < rowBytes; ) {
+      const n = min(rowBytes - i, blockBytes - pending);
+      const stop = row + <usize>(i + n);
+      for (let p = row + <usize>i; p < stop; p++) {
+        a += <u32>load<u8>(p);
+        b += a;
+      }
+      i += n;
+      pending += n;
+      if (pending == blockBytes) {
+        a %= base;
+        b %= base;
+        pending = 0;
+      }
+    }
+  }
+  return ((b % base) << 16) | (a % base);
+}
