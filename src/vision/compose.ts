@@ -3,9 +3,6 @@
 import { kernelsWith } from './kernels.ts';
 import type { Matte } from './matte.ts';
 
-/** What a band reads of the matte. */
-export type BandMatte = Pick<Matte, 'alpha' | 'colours'>;
-
 /** Rows [from, to) of a width × height cutout: the photo's and the matte's rows in, RGBA rows out. */
 export interface Band {
   width: number;
@@ -16,13 +13,9 @@ export interface Band {
   /** The photo's rows [from, to), interleaved 8-bit. */
   pixels: Uint8Array;
   /** The matte; alpha bytes, when it has them, are rows [from, to) only. */
-  matte: BandMatte;
-  /**
-   * RGBA rows [from, to); with `scanlines`, as a PNG holds them before compression: each row one
-   * filter byte (0, none) and then its RGBA.
-   */
+  matte: Matte;
+  /** RGBA rows [from, to), zero-filled. */
   out: Uint8Array;
-  scanlines?: boolean;
 }
 
 /** Every buffer a band holds, each once: the list of what moves between the threads. */
@@ -43,12 +36,10 @@ const defaultChunkBytes = 4 << 20;
  * applied at full size through the curve, or the alpha bytes it has — times any alpha the source
  * had, so what was transparent stays transparent; the photo's colours, re-estimated from the colour
  * fields where the alpha is partial; zero under fully transparent pixels. The working-size fields
- * are copied in once, then the rows in chunks of at most `chunkBytes` (at least one row). Returns
- * the Adler-32 of the scanlines written when `scanlines` is set (what a PNG's zlib stream ends
- * with), else null.
+ * are copied in once, then the rows in chunks of at most `chunkBytes` (at least one row).
  */
-export function composeBand(band: Band, chunkBytes = defaultChunkBytes): number | null {
-  const { width, height, channels, from, to, pixels, matte, out, scanlines = false } = band;
+export function composeBand(band: Band, chunkBytes = defaultChunkBytes): void {
+  const { width, height, channels, from, to, pixels, matte, out } = band;
   const { alpha, colours } = matte;
   const guided = alpha.kind === 'guided' ? alpha : null;
   const cw = guided?.coefficients.width ?? 0, ch = guided?.coefficients.height ?? 0;
@@ -79,7 +70,6 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): number 
     k.settleCells(coefficientsAt, cw, ch, curveAt, guided.curve.length - 1, settledAt);
   }
   if (colours) planes(coloursAt, [...colours.foreground, ...colours.background]);
-  let adler = 1;
   for (let first = from; first < to; first += chunkRows) {
     const rows = Math.min(chunkRows, to - first);
     const offset = (first - from) * width;
@@ -91,13 +81,6 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): number 
       bytesAt, coefficientsAt, cw, ch, curveAt, guided ? guided.curve.length - 1 : 0, settledAt,
       coloursAt, fw, fh, workAt,
     );
-    const composed = new Uint8Array(memory, outAt, rows * width * 4);
-    if (!scanlines) out.set(composed, offset * 4);
-    else {
-      const stride = 1 + width * 4;
-      for (let r = 0; r < rows; r++) out.set(composed.subarray(r * width * 4, (r + 1) * width * 4), (first - from + r) * stride + 1);
-      adler = k.adler32Rows(adler, outAt, rows, width * 4) >>> 0;
-    }
+    out.set(new Uint8Array(memory, outAt, rows * width * 4), offset * 4);
   }
-  return scanlines ? adler : null;
 }

@@ -11,12 +11,11 @@
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { BandReply, BandRequest } from './band-thread.ts';
-import { bandBuffers, type Band, type BandMatte } from './compose.ts';
+import { bandBuffers, type Band } from './compose.ts';
 import type { DecodedImage } from './decode.ts';
 import type { FieldSolver } from './foreground.ts';
 import type { GuidedSolver } from './guided-filter.ts';
 import type { Matte } from './matte.ts';
-import type { DeflatedBand } from './png.ts';
 import { startThread } from './start-thread.ts';
 
 interface PoolThread {
@@ -64,10 +63,10 @@ function run(i: number, request: BandRequest, transfer: ArrayBuffer[]): Promise<
   });
 }
 
-async function runBand(i: number, request: BandRequest & { band: Band }): Promise<Extract<BandReply, { out: Uint8Array }>> {
-  const reply = await run(i, request, bandBuffers(request.band));
+async function runBand(i: number, band: Band): Promise<Uint8Array> {
+  const reply = await run(i, { id: nextId++, band }, bandBuffers(band));
   if (!('out' in reply)) throw new Error('band thread answered a band with no pixels');
-  return reply;
+  return reply.out;
 }
 
 /** Working-size planes through band thread `i`'s kernel; they go and come back in the same buffers. */
@@ -113,7 +112,7 @@ function copyOf(bytes: Uint8Array, start: number, end: number): Uint8Array {
 }
 
 /** The matte with copies of its planes (alpha bytes: rows [from, to) only), for one band to own. */
-function matteForBand(matte: Matte, width: number, from: number, to: number): BandMatte {
+function matteForBand(matte: Matte, width: number, from: number, to: number): Matte {
   const copies = <T extends Float32Array[]>(planes: T): T => planes.map((p) => p.slice()) as T;
   const { alpha, colours } = matte;
   return {
@@ -125,34 +124,13 @@ function matteForBand(matte: Matte, width: number, from: number, to: number): Ba
   };
 }
 
-/**
- * Where `count` bands of a height-row cutout end, top to bottom: each has about the same share of
- * the cost, a row costing a quarter for being there and the rest by how much of it the alpha keeps
- * (`coverage`, per working row), since cleared runs are skipped when composing and compress to
- * almost nothing. (With equal rows, a photo whose subject filled its lower half gave one thread
- * twice the other's work.) Every band keeps at least minBandRows rows when the height allows.
- */
-export function bandEnds(height: number, coverage: Float32Array, count: number): number[] {
-  const cost = (y: number) => 0.25 + (coverage[Math.min(coverage.length - 1, Math.floor((y * coverage.length) / height))] ?? 0);
-  let total = 0;
-  for (let y = 0; y < height; y++) total += cost(y);
-  const ends: number[] = [];
-  for (let y = 0, sum = 0; y < height && ends.length < count - 1; y++) {
-    sum += cost(y);
-    if (sum >= (total * (ends.length + 1)) / count) ends.push(y + 1);
-  }
-  ends.push(height);
-  for (let i = 0; i < ends.length - 1; i++) ends[i] = Math.min(Math.max(ends[i]!, (i > 0 ? ends[i - 1]! : 0) + minBandRows), height - (ends.length - 1 - i) * minBandRows);
-  return ends;
-}
-
-/** The bands of a cutout, one per thread, with their own copies of what they read. */
-function bandsOf(image: DecodedImage, matte: Matte, scanlines: boolean): Band[] {
+/** The cutout's raw RGBA pixels at the source's full size, computed in parallel bands of rows. */
+export async function composeCutout(image: DecodedImage, matte: Matte): Promise<Buffer> {
   const { width, height, channels, pixels } = image;
   const count = Math.max(1, Math.min(os.availableParallelism(), Math.floor(height / minBandRows)));
-  const ends = bandEnds(height, matte.coverage, count);
-  return ends.map((to, i): Band => {
-    const from = i > 0 ? ends[i - 1]! : 0;
+  const rows = Math.ceil(height / count);
+  const bands = Array.from({ length: count }, (_, i): Band => {
+    const from = i * rows, to = Math.min(height, (i + 1) * rows);
     return {
       width,
       height,
@@ -161,29 +139,9 @@ function bandsOf(image: DecodedImage, matte: Matte, scanlines: boolean): Band[] 
       to,
       pixels: copyOf(pixels, from * width * channels, to * width * channels),
       matte: matteForBand(matte, width, from, to),
-      out: new Uint8Array((to - from) * (width * 4 + (scanlines ? 1 : 0))),
-      scanlines,
+      out: new Uint8Array((to - from) * width * 4),
     };
   });
-}
-
-/** The cutout's raw RGBA pixels at the source's full size, computed in parallel bands of rows. */
-export async function composeCutout(image: DecodedImage, matte: Matte): Promise<Buffer> {
-  const outs = await Promise.all(bandsOf(image, matte, false).map(async (band, i) => (await runBand(i, { id: nextId++, band })).out));
+  const outs = await Promise.all(bands.map((band, i) => runBand(i, band)));
   return Buffer.concat(outs);
-}
-
-/**
- * The cutout's PNG scanlines, each band composed and deflated in its thread, so the compression runs
- * in parallel and the full-size RGBA is never joined on this thread (pngFromBands puts the file together).
- */
-export async function composePngBands(image: DecodedImage, matte: Matte): Promise<DeflatedBand[]> {
-  const bands = bandsOf(image, matte, true);
-  return Promise.all(
-    bands.map(async (band, i) => {
-      const reply = await runBand(i, { id: nextId++, band, png: { last: i === bands.length - 1 } });
-      if (!reply.png) throw new Error('band thread answered a PNG band without its deflated scanlines');
-      return reply.png;
-    }),
-  );
 }

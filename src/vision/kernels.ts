@@ -15,7 +15,6 @@ export interface KernelExports {
   colourFields(base: number, width: number, height: number, wideRadius: number, narrowRadius: number): void;
   settleCells(coefficients: number, cw: number, ch: number, curve: number, curveLast: number, settled: number): void;
   composeWorkSize(width: number, cw: number, fw: number): number;
-  adler32Rows(adler: number, pixels: number, rows: number, rowBytes: number): number;
   composeRows(
     pixels: number, out: number, channels: number, width: number, height: number, first: number, rows: number,
     alphaBytes: number, coefficients: number, cw: number, ch: number, curve: number, curveLast: number, settled: number,
@@ -29,7 +28,7 @@ function kernels(): KernelExports {
   if (loaded) return loaded;
   if (!fs.existsSync(wasmFile)) throw new Error(`${wasmFile.pathname} is missing: run \`npm run build:kernels\``);
   const exports = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasmFile))).exports as Partial<KernelExports>;
-  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'settleCells', 'composeWorkSize', 'composeRows', 'adler32Rows'] as const;
+  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'settleCells', 'composeWorkSize', 'composeRows'] as const;
   // The callers lay their data out from offset 0, so the module must hold none of its own there.
   if (!(exports.memory instanceof WebAssembly.Memory) || exports.memory.buffer.byteLength !== 0 || functions.some((name) => typeof exports[name] !== 'function')) {
     throw new Error(`${wasmFile.pathname} does not export the vision kernels as expected: rebuild it with \`npm run build:kernels\``);

@@ -24,11 +24,6 @@ export interface Matte {
   alpha: FullSizeAlpha;
   /** Smooth foreground/background colours for decontamination, or null when the recipe skips it. */
   colours: ColourFields | null;
-  /**
-   * For each working row, top to bottom, the share of its pixels the alpha does not clear: rows of
-   * the subject cost more to compose and to compress than cleared ones (cutout-bands.ts balances its bands by it).
-   */
-  coverage: Float32Array;
 }
 
 const untimed: StageRunner = (_name, work) => work();
@@ -96,17 +91,7 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
         );
       })
     : null;
-  return { alpha, colours, coverage: coverageOf(workingAlpha, width, height) };
-}
-
-function coverageOf(alpha: Float32Array, width: number, height: number): Float32Array {
-  const coverage = new Float32Array(height);
-  for (let y = 0; y < height; y++) {
-    let kept = 0;
-    for (let i = y * width, end = i + width; i < end; i++) if (alpha[i]! > 0) kept++;
-    coverage[y] = kept / width;
-  }
-  return coverage;
+  return { alpha, colours };
 }
 
 // The per-pixel loops of the passes' combination live in top-level functions rather than in the

@@ -1,10 +1,9 @@
 // The background-removal pipeline: decode → preprocess → inference → refine → foreground → compose → encode.
 import { TaskError } from '../domain/errors.ts';
 import type { OutputFormat, Precision, Subject } from '../domain/removal-request.ts';
-import { composeCutout, composePngBands } from './cutout-bands.ts';
+import { composeCutout } from './cutout-bands.ts';
 import { decodeImage, readHeader } from './decode.ts';
-import { assertEncodable, encodeWebp } from './encode.ts';
-import { pngFromBands } from './png.ts';
+import { assertEncodable, encodeCutout } from './encode.ts';
 import { computeMatte } from './matte.ts';
 import type { Segmenter } from './model.ts';
 import { recipeFor, type Recipe } from './recipe.ts';
@@ -66,15 +65,7 @@ export async function removeBackground(segmenter: Segmenter, input: Buffer, opti
     return decodeImage(input, options.maxPixels);
   });
   const matte = await computeMatte(segmenter, image, options.recipe ?? recipeFor(options.subject, options.precision, image.width, image.height), stage);
-  // A PNG is compressed band by band in the compose stage's threads, and its encode stage only puts
-  // the file together; a WebP is composed whole, then encoded.
-  let data: Buffer;
-  if (options.format === 'png') {
-    const bands = await stage('compose', () => composePngBands(image, matte));
-    data = await stage('encode', async () => pngFromBands(image.width, image.height, bands));
-  } else {
-    const rgba = await stage('compose', () => composeCutout(image, matte));
-    data = await stage('encode', () => encodeWebp(rgba, image.width, image.height));
-  }
+  const rgba = await stage('compose', () => composeCutout(image, matte));
+  const data = await stage('encode', () => encodeCutout(rgba, image.width, image.height, options.format));
   return { data, width: image.width, height: image.height, format: options.format, timings };
 }

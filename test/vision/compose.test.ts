@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { composeBand } from '../../src/vision/compose.ts';
-import { bandEnds } from '../../src/vision/cutout-bands.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
 
 /** Alpha rows with runs of clear, opaque and partial pixels of every length, starting and ending anywhere. */
@@ -73,44 +72,5 @@ describe('composing a band of the cutout', () => {
     let partial = 0;
     for (let i = 3; i < whole.length; i += 4) if (whole[i]! > 0 && whole[i]! < 255) partial++;
     assert.ok(partial > 50, `the band has partly transparent pixels (${partial})`);
-  });
-
-  it('writes PNG scanlines (a zero filter byte, then the RGBA row) and returns their Adler-32, in chunks or whole', () => {
-    const width = 301, height = 50, from = 3, to = 47;
-    const alpha = alphaPattern(width, height);
-    const photo = Uint8Array.from({ length: (to - from) * width * 3 }, (_, i) => (i * 101 + 7) % 256);
-    const band = (scanlines: boolean) => ({
-      width, height, channels: 3 as const, from, to, pixels: photo,
-      matte: { alpha: { kind: 'bytes' as const, data: alpha.slice(from * width, to * width) }, colours: null },
-      out: new Uint8Array((to - from) * (width * 4 + (scanlines ? 1 : 0))),
-      scanlines,
-    });
-    const plain = band(false);
-    assert.equal(composeBand(plain), null);
-    for (const chunkBytes of [1, 5000, 1 << 20]) {
-      const lines = band(true);
-      const adler = composeBand(lines, chunkBytes);
-      for (let r = 0; r < to - from; r++) {
-        assert.equal(lines.out[r * (width * 4 + 1)], 0, `filter byte of row ${r}`);
-        assert.deepEqual(lines.out.subarray(r * (width * 4 + 1) + 1, (r + 1) * (width * 4 + 1)), plain.out.subarray(r * width * 4, (r + 1) * width * 4), `row ${r}`);
-      }
-      let a = 1, b = 0;
-      for (const v of lines.out) {
-        a = (a + v) % 65521;
-        b = (b + a) % 65521;
-      }
-      assert.equal(adler, ((b << 16) | a) >>> 0, `Adler-32 with chunks of ${chunkBytes} bytes`);
-    }
-  });
-
-  it('splits the rows between threads by cost: a subject filling the lower half gives the upper band more rows', () => {
-    const coverage = Float32Array.from({ length: 100 }, (_, y) => (y >= 50 ? 1 : 0));
-    const [upper, whole] = bandEnds(1000, coverage, 2);
-    assert.equal(whole, 1000);
-    // Costs 0.25 per cleared row and 1.25 per covered one: 125 + 625 in all, half of it by row 700.
-    assert.equal(upper, 700);
-    assert.deepEqual(bandEnds(1000, new Float32Array(100).fill(0.5), 2), [500, 1000]);
-    // However lopsided the costs, every band keeps at least 64 rows.
-    assert.deepEqual(bandEnds(200, Float32Array.from({ length: 10 }, (_, y) => (y === 0 ? 1000 : 0)), 3), [64, 128, 200]);
   });
 });

@@ -1,3 +1,3 @@
 // The module `npm run build:kernels` compiles: every kernel the vision pipeline calls (../kernels.ts).
 export { boxMean, guidedMatte, colourFields } from './planes';
-export { settleCells, composeWorkSize, composeRows, adler32Rows } from './compose';
+export { settleCells, composeWorkSize, composeRows } from './compose';
