@@ -16,9 +16,10 @@ const post = (reply: ThreadReply, transfer: ArrayBuffer[] = []): void => port.po
 try {
   const session = await createSession(workerData as SegmenterOptions);
   // The model's float tensors (12 MB each), filled from the bytes of each run: the bytes travel a
-  // quarter of the size, and the main thread neither converts nor allocates. Runs may overlap (the
-  // session's run is asynchronous), so each takes a tensor of its own from this pool, which grows to
-  // the most runs ever in flight at once (the worker's concurrency) and is kept for the thread's life.
+  // quarter of the size, and the main thread neither converts nor allocates. session.run returns at
+  // once and computes (synchronously) on a later turn, so the next request may be handled before a
+  // run has read its tensor: each run in flight takes a tensor of its own from this pool, which grows
+  // to the most runs ever in flight at once (the worker's concurrency) and is kept for the thread's life.
   const idle: Float32Array[] = [];
   port.on('message', async ({ id, input }: ThreadRequest) => {
     const tensor = idle.pop() ?? new Float32Array(3 * modelSize * modelSize);

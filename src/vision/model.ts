@@ -8,8 +8,8 @@ export { modelSize, sessionOptions, type SegmenterOptions } from './model-sessio
 export interface Segmenter {
   /**
    * Foreground probability in [0, 1] for each pixel of a modelSize² image, row-major, from the
-   * image as interleaved RGB bytes (3 × modelSize²). Runs off the JS thread, which normalises the
-   * bytes into the model's tensor there.
+   * image as interleaved RGB bytes (3 × modelSize²). Runs in the inference thread, off the event
+   * loop, which also normalises the bytes into the model's tensor.
    */
   predict(rgb: Uint8Array): Promise<Float32Array>;
 }
