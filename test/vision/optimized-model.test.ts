@@ -97,4 +97,8 @@ describe('sessionOptions', () => {
     assert.throws(() => sessionOptions({ threads: 1.5 }), /positive integer/);
     assert.equal(sessionOptions({ threads: 3 }).intraOpNumThreads, 3);
   });
+
+  it("asks onnxruntime to stop its threads' spinning when a run ends, so the refinement after it gets the cores", () => {
+    assert.deepEqual(sessionOptions({ threads: 2 }).extra, { session: { force_spinning_stop: '1' } });
+  });
 });
