@@ -14,7 +14,7 @@ export interface Band {
   pixels: Uint8Array;
   /** The matte; alpha bytes, when it has them, are rows [from, to) only. */
   matte: Matte;
-  /** RGBA rows [from, to), zero-filled. */
+  /** Receives RGBA rows [from, to), every byte. */
   out: Uint8Array;
 }
 
@@ -74,7 +74,6 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): void {
     const rows = Math.min(chunkRows, to - first);
     const offset = (first - from) * width;
     new Uint8Array(memory, pixelsAt, rows * width * channels).set(pixels.subarray(offset * channels, (offset + rows * width) * channels));
-    new Uint8Array(memory, outAt, rows * width * 4).fill(0);
     if (alpha.kind === 'bytes') new Uint8Array(memory, bytesAt, rows * width).set(alpha.data.subarray(offset, offset + rows * width));
     k.composeRows(
       pixelsAt, outAt, channels, width, height, first, rows,

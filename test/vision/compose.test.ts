@@ -20,11 +20,15 @@ function alphaPattern(width: number, height: number): Uint8Array {
 
 describe('composing a band of the cutout', () => {
   for (const channels of [3, 4] as const) {
-    it(`keeps the photo's colours where the matte shows them and zeroes them where it hides them (${channels} channels)`, () => {
+    it(`keeps the photo's colours where the matte shows them and zeroes them where it hides them, whatever was composed before (${channels} channels)`, () => {
       const width = 57, height = 40, from = 9, to = 31;
       const alpha = alphaPattern(width, height);
-      const photo = Uint8Array.from({ length: width * height * channels }, (_, i) => (i % channels === 3 ? (i * 13) % 256 : (i * 101 + 7) % 256));
-      const out = new Uint8Array((to - from) * width * 4);
+      // With four channels every fifth pixel is transparent in the source itself.
+      const photo = Uint8Array.from({ length: width * height * channels }, (_, i) => (i % channels !== 3 ? (i * 101 + 7) % 256 : (i >> 2) % 5 === 0 ? 0 : (i * 13) % 256));
+      // An opaque band first leaves the composer's own memory full of non-zero pixels.
+      const opaqueMatte = { kind: 'bytes', data: new Uint8Array((to - from) * width).fill(255) } as const;
+      composeBand({ width, height, channels, from, to, pixels: new Uint8Array((to - from) * width * channels).fill(200), matte: { alpha: opaqueMatte, colours: null }, out: new Uint8Array((to - from) * width * 4) });
+      const out = new Uint8Array((to - from) * width * 4).fill(0xab);
       composeBand({
         width, height, channels, from, to,
         pixels: photo.slice(from * width * channels, to * width * channels),
@@ -63,7 +67,7 @@ describe('composing a band of the cutout', () => {
     };
     const photo = Uint8Array.from({ length: (to - from) * width * 4 }, (_, i) => (i * 101 + 7) % 256);
     const compose = (chunkBytes: number) => {
-      const out = new Uint8Array((to - from) * width * 4);
+      const out = new Uint8Array((to - from) * width * 4).fill(chunkBytes & 0xff);
       composeBand({ width, height, channels: 4, from, to, pixels: photo, matte: { alpha: { kind: 'guided', coefficients, curve: alphaCurve(2) }, colours }, out }, chunkBytes);
       return out;
     };

@@ -50,7 +50,7 @@ export function composeWorkSize(width: i32, cw: i32, fw: i32): i32 {
 
 /**
  * Rows [first, first + rows) of a width × height cutout. `pixels` holds those rows of the photo
- * (`channels` 3 or 4, interleaved), `out` receives their RGBA (zero-filled on entry). The alpha comes
+ * (`channels` 3 or 4, interleaved), `out` receives their RGBA (every byte written). The alpha comes
  * from `alphaBytes` (those rows, when not 0) or else from the guided coefficients (cw × ch) with
  * `curve` and the `settled` cells; `colours` (6 planes of fw × fh: F r, g, b then B r, g, b), when not
  * 0, re-colours partly transparent pixels. `work` is scratch of composeWorkSize bytes.
@@ -151,10 +151,12 @@ export function composeRows(
     const outRow = out + <usize>r * <usize>width * 4;
     for (let x = 0; x < width; ) {
       const ours = <i32>load<u8>(alphaRow + <usize>x);
-      // Colours under fully transparent pixels stay zero; runs of opaque pixels are copied whole.
+      // Fully transparent pixels are zero, colours included; runs of opaque pixels are copied whole.
       if (ours == 0) {
+        const start = x;
         x++;
         while (x < width && load<u8>(alphaRow + <usize>x) == 0) x++;
+        memory.fill(outRow + (<usize>start << 2), 0, <usize>(x - start) << 2);
         continue;
       }
       if (ours == 255 && channels == 3) {
@@ -193,7 +195,7 @@ export function composeRows(
           store<u8>(q + 2, load<u8>(p + 2));
         }
         store<u8>(q + 3, <u8>alpha);
-      }
+      } else store<u32>(q, 0);
       x++;
     }
   }
