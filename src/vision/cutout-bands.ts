@@ -1,8 +1,9 @@
 // A pool of threads, one per core, for the pipeline's per-pixel work (WebAssembly, kernels.ts), off
 // the event loop that serves HTTP: the full-size part (guided filter applied at full resolution,
 // decontamination, assembly) and the guided filter's solve in bands of rows, the colour fields at
-// the working size. The inference session's own threads are idle meanwhile unless another task is
-// at its inference, and then the two share the cores.
+// the working size, and the model's input where it is larger than the photo. The inference
+// session's own threads are idle meanwhile unless another task is at its inference, and then the
+// two share the cores.
 //
 // Each band travels to its thread as buffers of its own (its rows of the photo, a copy of the
 // matte's working-size fields, its output rows), transferred, not shared, and the thread hands all
@@ -15,6 +16,7 @@ import { bandBuffers, type Band } from './compose.ts';
 import type { DecodedImage } from './decode.ts';
 import type { FieldSolver } from './foreground.ts';
 import type { GuidedSolver } from './guided-filter.ts';
+import type { StretchJob } from './kernels.ts';
 import type { Matte } from './matte.ts';
 import { startThread } from './start-thread.ts';
 
@@ -98,6 +100,13 @@ export const guidedInThreads: GuidedSolver = async (job) => {
   );
   return planes;
 };
+
+/** The source stretched into the job's canvas in a band thread; both buffers move there and back (use the canvas returned). */
+export async function stretchInThread(job: StretchJob): Promise<Uint8Array> {
+  const reply = await run(0, { id: nextId++, stretch: job }, [job.source.buffer as ArrayBuffer, job.canvas.buffer as ArrayBuffer]);
+  if (!('out' in reply)) throw new Error('band thread answered a stretch with no pixels');
+  return reply.out;
+}
 
 /** The colour fields, solved in a band thread (see FieldSolver). */
 export const fieldsInThreads: FieldSolver = (planes, width, height, wideRadius, narrowRadius) =>

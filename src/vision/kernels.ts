@@ -2,7 +2,8 @@
 // with SIMD, the full-size composition), built into dist/ by `npm run build:kernels`, which `npm run
 // build` and `npm test` run first. Each thread that calls these gets its own instance on first use;
 // its memory grows to the largest job seen and is kept for the thread's life: 17 working-size
-// planes (~40 MB at 768²) for the guided filter, the fields plus chunks of 4 MB of rows to compose.
+// planes (~40 MB at 768²) for the guided filter, the fields plus chunks of 4 MB of rows to compose,
+// the model's input (3 MB) and the photo it is stretched from.
 import fs from 'node:fs';
 
 /** The same file from src/vision (tests, benches) and from dist/vision (built). */
@@ -20,6 +21,7 @@ export interface KernelExports {
     alphaBytes: number, coefficients: number, cw: number, ch: number, curve: number, curveLast: number, settled: number,
     colours: number, fw: number, fh: number, work: number,
   ): void;
+  stretchRgb(source: number, width: number, height: number, out: number, outWidth: number, outHeight: number, outStride: number, work: number): void;
 }
 
 let loaded: KernelExports | undefined;
@@ -28,7 +30,7 @@ function kernels(): KernelExports {
   if (loaded) return loaded;
   if (!fs.existsSync(wasmFile)) throw new Error(`${wasmFile.pathname} is missing: run \`npm run build:kernels\``);
   const exports = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasmFile))).exports as Partial<KernelExports>;
-  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'settleCells', 'composeWorkSize', 'composeRows'] as const;
+  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'settleCells', 'composeWorkSize', 'composeRows', 'stretchRgb'] as const;
   // The callers lay their data out from offset 0, so the module must hold none of its own there.
   if (!(exports.memory instanceof WebAssembly.Memory) || exports.memory.buffer.byteLength !== 0 || functions.some((name) => typeof exports[name] !== 'function')) {
     throw new Error(`${wasmFile.pathname} does not export the vision kernels as expected: rebuild it with \`npm run build:kernels\``);
@@ -92,4 +94,40 @@ export function colourFieldsInPlace(planes: Float32Array[], width: number, heigh
   planes.slice(0, 4).forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane));
   k.colourFields(0, width, height, wideRadius, narrowRadius);
   planes.forEach((plane, i) => plane.set(new Float32Array(memory, (5 + i) * n * 4, n)));
+}
+
+/** Interleaved RGB bytes to stretch bilinearly into a rectangle of an RGB canvas. */
+export interface StretchJob {
+  /** width × height interleaved RGB. */
+  source: Uint8Array;
+  width: number;
+  height: number;
+  /** canvasWidth × canvasHeight interleaved RGB; the rectangle is overwritten, the rest kept. */
+  canvas: Uint8Array;
+  canvasWidth: number;
+  left: number;
+  top: number;
+  /** The rectangle's size, each no smaller than the source's. */
+  outWidth: number;
+  outHeight: number;
+}
+
+/** Writes the source, stretched, into the job's canvas. */
+export function stretchRgbInto({ source, width, height, canvas, canvasWidth, left, top, outWidth, outHeight }: StretchJob): void {
+  if (source.length !== width * height * 3) throw new Error(`expected ${width * height * 3} RGB bytes, got ${source.length}`);
+  if (outWidth < width || outHeight < height) throw new Error('the stretch only enlarges');
+  const canvasHeight = canvas.length / (canvasWidth * 3);
+  if (!Number.isInteger(canvasHeight) || left < 0 || top < 0 || left + outWidth > canvasWidth || top + outHeight > canvasHeight) {
+    throw new Error('the rectangle does not fit in the canvas');
+  }
+  const k = kernels();
+  const align = (bytes: number) => Math.ceil(bytes / 16) * 16;
+  const canvasAt = align(source.length);
+  const workAt = canvasAt + align(canvas.length);
+  const memory = memoryOf(k, workAt + 8 * outWidth + 12 * width + 128);
+  new Uint8Array(memory, 0, source.length).set(source);
+  const inMemory = new Uint8Array(memory, canvasAt, canvas.length);
+  inMemory.set(canvas);
+  k.stretchRgb(0, width, height, canvasAt + (top * canvasWidth + left) * 3, outWidth, outHeight, canvasWidth * 3, workAt);
+  canvas.set(inMemory);
 }

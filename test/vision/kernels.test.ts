@@ -2,11 +2,12 @@
 // runs in the band threads against runs on the calling thread.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fieldsInThreads, guidedInThreads } from '../../src/vision/cutout-bands.ts';
+import { fieldsInThreads, guidedInThreads, stretchInThread } from '../../src/vision/cutout-bands.ts';
 import { colourFields, fieldsHere } from '../../src/vision/foreground.ts';
 import { guidedMatte, solveHere, type GuidePlanes } from '../../src/vision/guided-filter.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
 import { boxMean } from '../../src/vision/planes.ts';
+import { stretchRgbInto } from '../../src/vision/kernels.ts';
 
 /** Mean over the clipped (2r+1)² window, pixel by pixel. */
 function plainBoxMean(plane: Float32Array, width: number, height: number, radius: number): Float64Array {
@@ -115,6 +116,68 @@ describe('colour fields', () => {
     const fields = await colourFields(image, alpha, width, height, wide, narrow);
     fields.foreground.forEach((plane, c) => assertClose(plane, second.smoothFg[c]!, 1e-4, `foreground ${c}`));
     fields.background.forEach((plane, c) => assertClose(plane, second.smoothBg[c]!, 1e-4, `background ${c}`));
+  });
+});
+
+/** Bilinear enlargement with pixel centres aligned, sample by sample in f64. */
+function plainStretch(source: Uint8Array, width: number, height: number, outWidth: number, outHeight: number): Uint8Array {
+  const out = new Uint8Array(outWidth * outHeight * 3);
+  const sample = (i: number, size: number, outSize: number) => {
+    const at = Math.min(Math.max((i + 0.5) * (size / outSize) - 0.5, 0), size - 1);
+    return { lo: Math.floor(at), hi: Math.min(Math.floor(at) + 1, size - 1), t: at - Math.floor(at) };
+  };
+  for (let y = 0; y < outHeight; y++) {
+    const v = sample(y, height, outHeight);
+    for (let x = 0; x < outWidth; x++) {
+      const u = sample(x, width, outWidth);
+      for (let c = 0; c < 3; c++) {
+        const at = (row: number, col: number) => source[(row * width + col) * 3 + c]!;
+        const top = at(v.lo, u.lo) + (at(v.lo, u.hi) - at(v.lo, u.lo)) * u.t;
+        const bottom = at(v.hi, u.lo) + (at(v.hi, u.hi) - at(v.hi, u.lo)) * u.t;
+        out[(y * outWidth + x) * 3 + c] = Math.round(top + (bottom - top) * v.t);
+      }
+    }
+  }
+  return out;
+}
+
+describe('stretching the model input', () => {
+  const photo = (width: number, height: number) => Uint8Array.from({ length: width * height * 3 }, (_, i) => (i * 37 + ((i / 3) | 0) * 11) % 256);
+
+  it('is the bilinear enlargement, placed in its rectangle with the rest of the canvas kept', () => {
+    for (const [width, height, outWidth, outHeight, left, top] of [[37, 23, 64, 64, 0, 0], [9, 30, 40, 31, 5, 2], [1, 1, 7, 5, 1, 1], [20, 3, 20, 48, 3, 0]] as const) {
+      const source = photo(width, height);
+      const canvasWidth = outWidth + left + 4, canvasHeight = outHeight + top + 3;
+      const canvas = new Uint8Array(canvasWidth * canvasHeight * 3).fill(128);
+      stretchRgbInto({ source, width, height, canvas, canvasWidth, left, top, outWidth, outHeight });
+      const expected = plainStretch(source, width, height, outWidth, outHeight);
+      for (let y = 0; y < canvasHeight; y++) {
+        for (let x = 0; x < canvasWidth; x++) {
+          const inside = x >= left && x < left + outWidth && y >= top && y < top + outHeight;
+          for (let c = 0; c < 3; c++) {
+            const value = canvas[(y * canvasWidth + x) * 3 + c]!;
+            // f32 in the kernel against f64 here: a value at exactly half a level may round either way.
+            if (inside) assert.ok(Math.abs(value - expected[((y - top) * outWidth + x - left) * 3 + c]!) <= 1, `${width}×${height} → ${outWidth}×${outHeight} at ${x},${y}`);
+            else assert.equal(value, 128, `${width}×${height}: canvas outside the rectangle at ${x},${y}`);
+          }
+        }
+      }
+    }
+  });
+
+  it('copies the photo unchanged when it already has the size, and refuses to shrink', () => {
+    const source = photo(31, 17);
+    const canvas = new Uint8Array(31 * 17 * 3);
+    stretchRgbInto({ source, width: 31, height: 17, canvas, canvasWidth: 31, left: 0, top: 0, outWidth: 31, outHeight: 17 });
+    assert.deepEqual(canvas, source);
+    assert.throws(() => stretchRgbInto({ source, width: 31, height: 17, canvas, canvasWidth: 31, left: 0, top: 0, outWidth: 30, outHeight: 17 }), /only enlarges/);
+  });
+
+  it('gives the same bytes in a band thread as here', async () => {
+    const job = () => ({ source: photo(53, 41), width: 53, height: 41, canvas: new Uint8Array(100 * 90 * 3).fill(128), canvasWidth: 100, left: 10, top: 5, outWidth: 80, outHeight: 77 });
+    const here = job();
+    stretchRgbInto(here);
+    assert.deepEqual(await stretchInThread(job()), here.canvas);
   });
 });
 

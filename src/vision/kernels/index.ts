@@ -1,3 +1,4 @@
 // The module `npm run build:kernels` compiles: every kernel the vision pipeline calls (../kernels.ts).
 export { boxMean, guidedMatte, colourFields } from './planes';
 export { settleCells, composeWorkSize, composeRows } from './compose';
+export { stretchRgb } from './stretch';
