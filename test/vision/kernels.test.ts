@@ -2,6 +2,7 @@
 // runs in the band threads against runs on the calling thread.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import sharp from 'sharp';
 import { fieldsInThreads, guidedInThreads, stretchInThread } from '../../src/vision/cutout-bands.ts';
 import { colourFields, fieldsHere } from '../../src/vision/foreground.ts';
 import { guidedMatte, solveHere, type GuidePlanes } from '../../src/vision/guided-filter.ts';
@@ -119,11 +120,12 @@ describe('colour fields', () => {
   });
 });
 
-/** Bilinear enlargement with pixel centres aligned, sample by sample in f64. */
+/** Bilinear enlargement sampling where libvips does (output i at source i · scale − ½ on both axes unless neither changes), sample by sample in f64. */
 function plainStretch(source: Uint8Array, width: number, height: number, outWidth: number, outHeight: number): Uint8Array {
   const out = new Uint8Array(outWidth * outHeight * 3);
+  const same = width === outWidth && height === outHeight;
   const sample = (i: number, size: number, outSize: number) => {
-    const at = Math.min(Math.max((i + 0.5) * (size / outSize) - 0.5, 0), size - 1);
+    const at = same ? i : Math.min(Math.max(i * (size / outSize) - 0.5, 0), size - 1);
     return { lo: Math.floor(at), hi: Math.min(Math.floor(at) + 1, size - 1), t: at - Math.floor(at) };
   };
   for (let y = 0; y < outHeight; y++) {
@@ -162,6 +164,18 @@ describe('stretching the model input', () => {
           }
         }
       }
+    }
+  });
+
+  it("gives sharp's linear enlargement, which the model's input was made with before, to within one level", async () => {
+    for (const [width, height] of [[800, 618], [288, 278], [1, 1], [1000, 7], [1024, 300]] as const) {
+      const source = photo(width, height);
+      const expected = await sharp(source, { raw: { width, height, channels: 3 } }).resize(1024, 1024, { fit: 'fill', kernel: 'linear' }).raw().toBuffer();
+      const canvas = new Uint8Array(1024 * 1024 * 3);
+      stretchRgbInto({ source, width, height, canvas, canvasWidth: 1024, left: 0, top: 0, outWidth: 1024, outHeight: 1024 });
+      let worst = 0;
+      for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(canvas[i]! - expected[i]!));
+      assert.ok(worst <= 1, `${width}×${height}: a value ${worst} levels from sharp's`);
     }
   });
 
