@@ -3,6 +3,7 @@
 // `--quick` takes fewer runs (the whole bench then stays within a few minutes on 2 cores).
 import { fork } from 'node:child_process';
 import os from 'node:os';
+import { withAllocatorEnv } from '../src/allocator-env.ts';
 import { benchImages, type BenchImage } from './images.ts';
 import type { Job, JobResult, Sample, Side } from './side.ts';
 import { fixed, median, p95, printTable } from './stats.ts';
@@ -14,7 +15,8 @@ const throughputImages = quick ? 6 : 14;
 
 function runChild(job: Job): Promise<JobResult> {
   return new Promise((resolve, reject) => {
-    const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+    // Both sides run with the allocator settings `npm start` uses (src/allocator-env.ts).
+    const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit', env: withAllocatorEnv(process.env) });
     let result: JobResult | undefined;
     child.on('message', (message) => (result = message as JobResult));
     child.on('error', reject);

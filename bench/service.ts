@@ -2,6 +2,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { withAllocatorEnv } from '../src/allocator-env.ts';
 import type { ParentMessage, ServerMessage } from './api-server.ts';
 
 export type Report = Extract<ServerMessage, { kind: 'report' }>;
@@ -41,7 +42,8 @@ export class ServerUnderTest {
     const child = fork(new URL('./api-server.ts', import.meta.url), [JSON.stringify(overrides)], {
       execArgv: ['--import', 'tsx'],
       stdio: 'inherit',
-      env: { ...process.env, ...env },
+      // The service as `npm start` runs it: with its allocator settings (src/allocator-env.ts) unless overridden.
+      env: withAllocatorEnv({ ...process.env, ...env }),
     });
     return new Promise((resolve, reject) => {
       child.once('message', (m: ServerMessage) => (m.kind === 'ready' ? resolve(new ServerUnderTest(child, m.url, m.key)) : reject(new Error('unexpected message'))));

@@ -1,11 +1,13 @@
 // `npm run bench:soak`: 500 tasks (100 with --quick) through the real service's worker process
 // (SQLite, in-process worker, images from a loopback server), printing the worker process's RSS as
 // the tasks complete. The peak must stay under 1 GB and the RSS flat after warm-up.
-// `--concurrency N` and `--threads N` set the worker; `--env NAME=VALUE` passes an environment
-// variable to the worker process (e.g. MALLOC_ARENA_MAX=2) to compare allocator settings.
+// `--concurrency N` and `--threads N` set the worker; it runs with `npm start`'s allocator settings
+// (src/allocator-env.ts), and `--env NAME=VALUE` passes an environment variable to it (e.g.
+// MALLOC_MMAP_THRESHOLD_=33554432) to compare others.
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { withAllocatorEnv } from '../src/allocator-env.ts';
 import { benchImages } from './images.ts';
 import { ServerUnderTest, startImageServer, type Report } from './service.ts';
 import { fixed, printTable } from './stats.ts';
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
   const imageServer = await startImageServer(photos);
   const server = await ServerUnderTest.start(overrides, env);
   console.log(`cutout bench:soak: ${total} tasks, worker concurrency ${values.concurrency}, threads ${values.threads ?? 'auto'}, ` +
-    `env ${JSON.stringify(env)}; ${os.cpus().length} cores; other processes may compete for the CPU\n`);
+    `env ${JSON.stringify(withAllocatorEnv(env))}; ${os.cpus().length} cores; other processes may compete for the CPU\n`);
   const started = Date.now();
   const samples: { done: number; seconds: number; report: Report }[] = [];
   try {
