@@ -32,32 +32,39 @@ const grey = { r: 128, g: 128, b: 128 };
  * The model's input for `region` of the image (all of it by default). An image no larger than its
  * place in the square on either axis is stretched by a kernel in a band thread: libvips enlarges
  * through its general affine transform, which alone took 15–20 ms of the 0.5 MP fixtures'
- * preprocessing. Anything that shrinks on an axis is resized by sharp in one step, antialiased:
- * shrinking one axis with sharp and stretching the other with the kernel lost 0.03 IoU on the
- * panorama test.
+ * preprocessing. An image that shrinks on either axis is resized and placed by sharp in one step,
+ * antialiased, as before.
  */
 export async function toModelInput(image: DecodedImage, geometry: Geometry, region: ContentRect = { left: 0, top: 0, width: image.width, height: image.height }): Promise<ModelInput> {
   const content = contentRect(region.width, region.height, geometry);
-  const enlarged = content.width >= region.width && content.height >= region.height;
-  const width = enlarged ? region.width : content.width, height = enlarged ? region.height : content.height;
+  const pipeline = () =>
+    sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } })
+      .extract(region)
+      // A transparent source is shown to the model over grey rather than with whatever colours
+      // happen to be stored under its transparent pixels.
+      .flatten({ background: grey });
+  if (content.width < region.width || content.height < region.height) {
+    const rgb = await pipeline()
+      .resize(content.width, content.height, { fit: 'fill', kernel: 'linear' })
+      .extend({
+        left: content.left,
+        top: content.top,
+        right: modelSize - content.left - content.width,
+        bottom: modelSize - content.top - content.height,
+        background: grey,
+      })
+      .raw()
+      .toBuffer();
+    return { rgb, content, region };
+  }
   const whole = region.left === 0 && region.top === 0 && region.width === image.width && region.height === image.height;
-  const source =
-    whole && image.channels === 3 && enlarged
-      ? new Uint8Array(image.pixels)
-      : await sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } })
-          .extract(region)
-          // A transparent source is shown to the model over grey rather than with whatever colours
-          // happen to be stored under its transparent pixels.
-          .flatten({ background: grey })
-          .resize(width, height, { fit: 'fill', kernel: 'linear' })
-          .raw()
-          .toBuffer();
-  const canvas = new Uint8Array(3 * modelSize * modelSize).fill(grey.r);
+  // The kernel takes the pixels in a buffer of their own, which moves to its thread and back.
+  const source = whole && image.channels === 3 ? new Uint8Array(image.pixels) : new Uint8Array(await pipeline().raw().toBuffer());
   const rgb = await stretchInThread({
-    source: source.byteOffset === 0 && source.byteLength === source.buffer.byteLength ? source : new Uint8Array(source),
-    width,
-    height,
-    canvas,
+    source,
+    width: region.width,
+    height: region.height,
+    canvas: new Uint8Array(3 * modelSize * modelSize).fill(grey.r),
     canvasWidth: modelSize,
     left: content.left,
     top: content.top,
