@@ -3,7 +3,7 @@
 // `--quick` takes fewer runs (the whole bench then stays within a few minutes on 2 cores).
 import { fork } from 'node:child_process';
 import os from 'node:os';
-import { withAllocatorEnv } from '../src/allocator-env.ts';
+import { allocatorEnv, withAllocatorEnv } from '../src/allocator-env.ts';
 import { benchImages, type BenchImage } from './images.ts';
 import type { Job, JobResult, Sample, Side } from './side.ts';
 import { fixed, median, p95, printTable } from './stats.ts';
@@ -13,10 +13,17 @@ const fixturePasses = quick ? 1 : 5;
 const bigRuns = quick ? 3 : 5;
 const throughputImages = quick ? 6 : 14;
 
-function runChild(job: Job): Promise<JobResult> {
+/** This environment without the allocator variables: glibc's defaults. */
+function glibcDefaults(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of Object.keys(allocatorEnv)) delete env[name];
+  return env;
+}
+
+// Both sides run with the allocator settings `npm start` uses (src/allocator-env.ts) unless told otherwise.
+function runChild(job: Job, env: NodeJS.ProcessEnv = withAllocatorEnv(process.env)): Promise<JobResult> {
   return new Promise((resolve, reject) => {
-    // Both sides run with the allocator settings `npm start` uses (src/allocator-env.ts).
-    const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit', env: withAllocatorEnv(process.env) });
+    const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit', env });
     let result: JobResult | undefined;
     child.on('message', (message) => (result = message as JobResult));
     child.on('error', reject);
@@ -86,6 +93,18 @@ async function main(): Promise<void> {
       }),
     );
   }
+
+  process.stdout.write('latency: ours-standard with glibc\'s allocator defaults… ');
+  const defaults = await runChild({ kind: 'latency', side: 'ours-standard', images: latencyImages(images), runs: 1 }, glibcDefaults());
+  console.log('done');
+  console.log("Allocator settings (ours-standard), medians per image: end to end ms, the process's minor page faults and system CPU ms");
+  const perImage = (result: JobResult, g: string, value: (s: Sample) => number) => median(result.samples.filter((s) => s.group === g).map(value));
+  const row = (result: JobResult, g: string) => [fixed(perImage(result, g, (s) => s.ms)), fixed(perImage(result, g, (s) => s.pageFaults)), fixed(perImage(result, g, (s) => s.systemMs), 1)];
+  printTable(
+    ['images', 'settings: ms', 'page faults', 'system ms', "glibc's defaults: ms", 'page faults', 'system ms'],
+    groups.map((g) => [g, ...row(latency.get('ours-standard')!, g), ...row(defaults, g)]),
+  );
+  console.log();
 
   const throughput = new Map<string, JobResult>();
   const fixtures = images.filter((i) => i.group === 'fixtures');

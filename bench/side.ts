@@ -29,6 +29,9 @@ export interface Sample {
   group: string;
   ms: number;
   timings: Record<string, number>;
+  /** The process's minor page faults and system CPU time (all its threads) during this image. */
+  pageFaults: number;
+  systemMs: number;
 }
 
 export interface JobResult {
@@ -77,9 +80,19 @@ async function run(job: Job): Promise<JobResult> {
   if (job.kind === 'latency') {
     for (let pass = 0; pass < job.runs; pass++) {
       for (const { image, data, type } of inputs) {
+        const before = process.resourceUsage();
         const t = performance.now();
         const { timings } = await remove(data, type);
-        samples.push({ name: image.name, group: image.group, ms: performance.now() - t, timings });
+        const ms = performance.now() - t;
+        const after = process.resourceUsage();
+        samples.push({
+          name: image.name,
+          group: image.group,
+          ms,
+          timings,
+          pageFaults: after.minorPageFault - before.minorPageFault,
+          systemMs: (after.systemCPUTime - before.systemCPUTime) / 1000,
+        });
       }
     }
   } else {

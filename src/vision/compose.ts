@@ -1,6 +1,6 @@
 // Assembles the cutout's RGBA pixels at the source's full size from the photo and the matte, a band
 // of rows at a time (cutout-bands.ts runs the bands in parallel threads).
-import { kernelsWith } from './kernels.ts';
+import { align16, kernelsWith } from './kernels.ts';
 import type { Matte } from './matte.ts';
 
 /** Rows [from, to) of a width × height cutout: the photo's and the matte's rows in, RGBA rows out. */
@@ -48,7 +48,7 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): void {
   let end = 64;
   const take = (bytes: number): number => {
     const at = end;
-    end += Math.ceil(bytes / 16) * 16;
+    end += align16(bytes);
     return at;
   };
   const coefficientsAt = guided ? take(4 * cw * ch * 4) : 0;

@@ -48,6 +48,11 @@ export function kernelsWith(bytes: number): { kernels: KernelExports; memory: Ar
   return { kernels: k, memory: memoryOf(k, bytes) };
 }
 
+/** `bytes` rounded up to a multiple of 16, so that what the callers lay out next starts aligned for SIMD loads. */
+export function align16(bytes: number): number {
+  return Math.ceil(bytes / 16) * 16;
+}
+
 function memoryOf(k: KernelExports, bytes: number): ArrayBuffer {
   const missing = bytes - k.memory.buffer.byteLength;
   if (missing > 0) k.memory.grow(Math.ceil(missing / 65_536));
@@ -121,9 +126,8 @@ export function stretchRgbInto({ source, width, height, canvas, canvasWidth, lef
     throw new Error('the rectangle does not fit in the canvas');
   }
   const k = kernels();
-  const align = (bytes: number) => Math.ceil(bytes / 16) * 16;
-  const canvasAt = align(source.length);
-  const workAt = canvasAt + align(canvas.length);
+  const canvasAt = align16(source.length);
+  const workAt = canvasAt + align16(canvas.length);
   const memory = memoryOf(k, workAt + 8 * outWidth + 12 * width + 128);
   new Uint8Array(memory, 0, source.length).set(source);
   const inMemory = new Uint8Array(memory, canvasAt, canvas.length);

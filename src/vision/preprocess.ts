@@ -30,10 +30,10 @@ const grey = { r: 128, g: 128, b: 128 };
 
 /**
  * The model's input for `region` of the image (all of it by default). An image no larger than its
- * place in the square on either axis is stretched by a kernel in a band thread: libvips enlarges
- * through its general affine transform, which alone took 15–20 ms of the 0.5 MP fixtures'
- * preprocessing. An image that shrinks on either axis is resized and placed by sharp in one step,
- * antialiased, as before.
+ * place in the square on either axis is stretched by a kernel in a band thread (kernels/stretch.ts):
+ * libvips enlarges through its general affine transform, the larger part of the 0.5 MP fixtures'
+ * preprocessing before. An image that shrinks on either axis is resized and placed by sharp in one
+ * step, antialiased, as before.
  */
 export async function toModelInput(image: DecodedImage, geometry: Geometry, region: ContentRect = { left: 0, top: 0, width: image.width, height: image.height }): Promise<ModelInput> {
   const content = contentRect(region.width, region.height, geometry);

@@ -1,9 +1,9 @@
 // AssemblyScript (see planes.ts): the model's input made larger. libvips enlarges through its
-// general affine transform, which took ~19 ms to stretch an 800×618 photo to 1024² on the bench
-// machine; this bilinear stretch, four values at a time, does the same job in a few milliseconds and
-// samples where libvips does (output x at source x · scale − ½, not at the centres' x + ½): the model's
-// INT8 ranges and the recipes were measured on libvips' input, and centre-aligned sampling lowered the
-// fixtures' mean IoU by 0.005–0.008 (`npm run bench:quality`).
+// general affine transform; the fixtures' preprocess stage in `npm run bench` measured 19.0 ms with
+// it and 8.4 ms with this bilinear stretch (two sessions on the same kind of machine). It goes four
+// values at a time and samples where libvips does (output x at source x · scale − ½, not at the
+// centres' x + ½): the model's INT8 ranges and the recipes were measured on libvips' input, and
+// centre-aligned sampling lowered the fixtures' mean IoU by 0.005–0.008 (`npm run bench:quality`).
 
 /**
  * Stretches interleaved RGB bytes (width × height at `source`) to outWidth × outHeight, each axis
