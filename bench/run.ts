@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   for (const side of ['ours-standard', 'ours-high'] as const) {
     const samples = latency.get(side)!.samples;
     const stages = [...new Set(samples.flatMap((s) => Object.keys(s.timings)))];
-    console.log(`Our stages (${side}), median ms; share = everything but inference / end to end`);
+    console.log(`Our stages (${side}), median ms; share = everything but inference / end to end; PNG is compressed in compose's band threads, encode puts the file together`);
     printTable(
       ['images', ...stages, 'end to end', 'non-inference share'],
       groups.map((g) => {

@@ -1,10 +1,10 @@
-// A thread of the band pool (cutout-bands.ts): composes the band it is given, solves the guided
+// A thread of the band pool (cutout-bands.ts): composes (and for a PNG compresses) the band it is given, solves the guided
 // filter's coefficients or the colour fields over the planes it is given, or stretches a photo into
 // the model's input, and hands every buffer back with the result. Between jobs it keeps only its
 // WebAssembly memory (kernels.ts), whose size is that of the largest job; a buffer left here would
 // wait for this thread's next garbage collection, which may be long in coming.
 import { parentPort } from 'node:worker_threads';
-import { bandBuffers, composeBand, type Band } from './compose.ts';
+import { bandBuffers, composeBand, type Band, type BandResult } from './compose.ts';
 import type { GuidedJob } from './guided-filter.ts';
 import { colourFieldsInPlace, guidedMatteInPlace, stretchRgbInto, type StretchJob } from './kernels.ts';
 
@@ -17,7 +17,11 @@ export type BandRequest =
   | { id: number; guided: GuidedJob }
   | { id: number; colours: { planes: Float32Array[]; width: number; height: number; wideRadius: number; narrowRadius: number } }
   | { id: number; stretch: StretchJob };
-export type BandReply = { id: number; out: Uint8Array } | { id: number; planes: Float32Array[] } | { id: number; error: string };
+export type BandReply =
+  | { id: number; out: Uint8Array }
+  | { id: number; composed: BandResult }
+  | { id: number; planes: Float32Array[] }
+  | { id: number; error: string };
 
 const port = parentPort!;
 
@@ -34,8 +38,9 @@ port.on('message', (request: BandRequest) => {
       stretchRgbInto(request.stretch);
       port.postMessage({ id, out: request.stretch.canvas } satisfies BandReply, buffers);
     } else if ('band' in request) {
-      composeBand(request.band);
-      port.postMessage({ id, out: request.band.out } satisfies BandReply, buffers);
+      const composed = composeBand(request.band);
+      const transfer = composed.kind === 'png' ? [...buffers, composed.png.chunks.buffer as ArrayBuffer] : buffers;
+      port.postMessage({ id, composed } satisfies BandReply, transfer);
     } else if ('guided' in request) {
       const { planes, width, height, radius, epsilon, curve } = request.guided;
       guidedMatteInPlace(planes, width, height, radius, epsilon, curve);

@@ -1,7 +1,10 @@
 // Assembles the cutout's RGBA pixels at the source's full size from the photo and the matte, a band
-// of rows at a time (cutout-bands.ts runs the bands in parallel threads).
+// of rows at a time (cutout-bands.ts runs the bands in parallel threads), and for a PNG compresses
+// them there too (png-scanlines.ts).
 import { align16, kernelsWith } from './kernels.ts';
 import type { Matte } from './matte.ts';
+import type { PngBand } from './png-file.ts';
+import { ScanlineCompressor } from './png-scanlines.ts';
 
 /** Rows [from, to) of a width × height cutout: the photo's and the matte's rows in, RGBA rows out. */
 export interface Band {
@@ -12,23 +15,42 @@ export interface Band {
   to: number;
   /** The photo's rows [from, to), interleaved 8-bit. */
   pixels: Uint8Array;
-  /** The matte; alpha bytes, when it has them, are rows [from, to) only. */
+  /**
+   * The matte; alpha bytes, when it has them, are rows [from, to) only, and its working-size planes
+   * may hold only the rows that these sample (see sampledRows), from `cellsFrom` (coefficients) and
+   * `coloursFrom` (colour fields) on; 0 or absent: from the first.
+   */
   matte: Matte;
-  /** Receives RGBA rows [from, to), every byte. */
-  out: Uint8Array;
+  cellsFrom?: number;
+  coloursFrom?: number;
+  /** Where the rows go: RGBA bytes into `out` (every byte written), or compressed PNG image data. */
+  target: { kind: 'rgba'; out: Uint8Array } | { kind: 'png' };
+}
+
+/** What a composed band hands back: its RGBA rows, or its compressed PNG scanlines. */
+export type BandResult = { kind: 'rgba'; out: Uint8Array } | { kind: 'png'; png: PngBand };
+
+/**
+ * Rows [start, end) of a working-size axis of `size` rows that full-size rows [from, to) of `height`
+ * sample bilinearly (kernels/compose.ts, sampleRow), with one more on each side against rounding.
+ */
+export function sampledRows(from: number, to: number, height: number, size: number): { start: number; end: number } {
+  const at = (y: number): number => Math.min(Math.max((y + 0.5) * (size / height) - 0.5, 0), size - 1);
+  return { start: Math.max(0, Math.floor(at(from)) - 1), end: Math.min(size, Math.floor(at(to - 1)) + 3) };
 }
 
 /** Every buffer a band holds, each once: the list of what moves between the threads. */
 export function bandBuffers(band: Band): ArrayBuffer[] {
   const { alpha, colours } = band.matte;
-  const views: ArrayBufferView[] = [band.pixels, band.out];
+  const views: ArrayBufferView[] = [band.pixels];
+  if (band.target.kind === 'rgba') views.push(band.target.out);
   if (alpha.kind === 'bytes') views.push(alpha.data);
   else views.push(...alpha.coefficients.a, alpha.coefficients.b);
   if (colours) views.push(...colours.foreground, ...colours.background);
   return [...new Set(views.map((v) => v.buffer as ArrayBuffer))];
 }
 
-/** Rows composed per call into the kernels: their photo, alpha and RGBA bytes stay within this, so a thread's memory does not grow with the image. */
+/** Rows composed per call into the kernels: their photo, alpha, RGBA bytes and scanlines stay within this, so a thread's memory does not grow with the image. */
 const defaultChunkBytes = 4 << 20;
 
 /**
@@ -38,12 +60,15 @@ const defaultChunkBytes = 4 << 20;
  * fields where the alpha is partial; zero under fully transparent pixels. The working-size fields
  * are copied in once, then the rows in chunks of at most `chunkBytes` (at least one row).
  */
-export function composeBand(band: Band, chunkBytes = defaultChunkBytes): void {
-  const { width, height, channels, from, to, pixels, matte, out } = band;
+export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandResult {
+  const { width, height, channels, from, to, pixels, matte, target, cellsFrom = 0, coloursFrom = 0 } = band;
+  const png = target.kind === 'png';
   const { alpha, colours } = matte;
   const guided = alpha.kind === 'guided' ? alpha : null;
   const cw = guided?.coefficients.width ?? 0, ch = guided?.coefficients.height ?? 0;
   const fw = colours?.width ?? 0, fh = colours?.height ?? 0;
+  const cellsHeld = guided ? guided.coefficients.b.length / cw : 0;
+  const coloursHeld = colours ? colours.foreground[0].length / fw : 0;
   // Offset 0 stands for "none" in the kernel's arguments, so the layout starts above it.
   let end = 64;
   const take = (bytes: number): number => {
@@ -51,23 +76,26 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): void {
     end += align16(bytes);
     return at;
   };
-  const coefficientsAt = guided ? take(4 * cw * ch * 4) : 0;
+  const coefficientsAt = guided ? take(4 * cw * cellsHeld * 4) : 0;
   const curveAt = guided ? take(guided.curve.length) : 0;
-  const settledAt = guided ? take(cw * ch) : 0;
-  const coloursAt = colours ? take(6 * fw * fh * 4) : 0;
-  const rowBytes = width * (channels + 4 + 1);
+  const settledAt = guided ? take(cw * cellsHeld) : 0;
+  const coloursAt = colours ? take(6 * fw * coloursHeld * 4) : 0;
+  const rowBytes = width * (channels + 4 + 1) + (png ? width * 4 + 1 : 0);
   const chunkRows = Math.max(1, Math.min(to - from, Math.floor(chunkBytes / rowBytes)));
   const pixelsAt = take(chunkRows * width * channels);
   const outAt = take(chunkRows * width * 4);
   const bytesAt = guided ? 0 : take(chunkRows * width);
+  const scanlinesAt = png ? take(chunkRows * (width * 4 + 1)) : 0;
+  const previousAt = png ? take(width * 4) : 0;
   const { kernels: k } = kernelsWith(0);
   const workAt = take(k.composeWorkSize(width, cw, fw));
   const { memory } = kernelsWith(end);
+  const compressor = png ? new ScanlineCompressor(k, width * 4, scanlinesAt, previousAt) : null;
   const planes = (at: number, list: Float32Array[]) => list.forEach((plane, i) => new Float32Array(memory, at + i * plane.length * 4, plane.length).set(plane));
   if (guided) {
     planes(coefficientsAt, [...guided.coefficients.a, guided.coefficients.b]);
     new Uint8Array(memory, curveAt, guided.curve.length).set(guided.curve);
-    k.settleCells(coefficientsAt, cw, ch, curveAt, guided.curve.length - 1, settledAt);
+    k.settleCells(coefficientsAt, cw, cellsHeld, curveAt, guided.curve.length - 1, settledAt);
   }
   if (colours) planes(coloursAt, [...colours.foreground, ...colours.background]);
   for (let first = from; first < to; first += chunkRows) {
@@ -77,9 +105,11 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): void {
     if (alpha.kind === 'bytes') new Uint8Array(memory, bytesAt, rows * width).set(alpha.data.subarray(offset, offset + rows * width));
     k.composeRows(
       pixelsAt, outAt, channels, width, height, first, rows,
-      bytesAt, coefficientsAt, cw, ch, curveAt, guided ? guided.curve.length - 1 : 0, settledAt,
-      coloursAt, fw, fh, workAt,
+      bytesAt, coefficientsAt, cw, ch, cellsFrom, cellsHeld, curveAt, guided ? guided.curve.length - 1 : 0, settledAt,
+      coloursAt, fw, fh, coloursFrom, coloursHeld, workAt,
     );
-    out.set(new Uint8Array(memory, outAt, rows * width * 4), offset * 4);
+    if (target.kind === 'rgba') target.out.set(new Uint8Array(memory, outAt, rows * width * 4), offset * 4);
+    else compressor!.add(memory, outAt, rows);
   }
+  return target.kind === 'rgba' ? target : { kind: 'png', png: compressor!.finish() };
 }

@@ -1,6 +1,6 @@
 // A pool of threads, one per core, for the pipeline's per-pixel work (WebAssembly, kernels.ts), off
 // the event loop that serves HTTP: the full-size part (guided filter applied at full resolution,
-// decontamination, assembly) and the guided filter's solve in bands of rows, the colour fields at
+// decontamination, assembly, a PNG's compression) and the guided filter's solve in bands of rows, the colour fields at
 // the working size, and the model's input where it is larger than the photo. The inference
 // session's own threads are idle meanwhile unless another task is at its inference, and then the
 // two share the cores.
@@ -12,12 +12,13 @@
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { BandReply, BandRequest } from './band-thread.ts';
-import { bandBuffers, type Band } from './compose.ts';
+import { bandBuffers, sampledRows, type Band, type BandResult } from './compose.ts';
 import type { DecodedImage } from './decode.ts';
 import type { FieldSolver } from './foreground.ts';
 import type { GuidedSolver } from './guided-filter.ts';
 import type { StretchJob } from './kernels.ts';
 import type { Matte } from './matte.ts';
+import type { PngBand } from './png-file.ts';
 import { startThread } from './start-thread.ts';
 
 interface PoolThread {
@@ -65,10 +66,10 @@ function run(i: number, request: BandRequest, transfer: ArrayBuffer[]): Promise<
   });
 }
 
-async function runBand(i: number, band: Band): Promise<Uint8Array> {
+async function runBand<K extends BandResult['kind']>(i: number, band: Band, kind: K): Promise<Extract<BandResult, { kind: K }>> {
   const reply = await run(i, { id: nextId++, band }, bandBuffers(band));
-  if (!('out' in reply)) throw new Error('band thread answered a band with no pixels');
-  return reply.out;
+  if (!('composed' in reply) || reply.composed.kind !== kind) throw new Error(`band thread answered a band with no ${kind} result`);
+  return reply.composed as Extract<BandResult, { kind: K }>;
 }
 
 /** Working-size planes through band thread `i`'s kernel; they go and come back in the same buffers. */
@@ -120,37 +121,91 @@ function copyOf(bytes: Uint8Array, start: number, end: number): Uint8Array {
   return new Uint8Array(bytes.subarray(start, end));
 }
 
-/** The matte with copies of its planes (alpha bytes: rows [from, to) only), for one band to own. */
-function matteForBand(matte: Matte, width: number, from: number, to: number): Matte {
-  const copies = <T extends Float32Array[]>(planes: T): T => planes.map((p) => p.slice()) as T;
+/** Rows [start, end) of a plane `width` wide, in a buffer of their own. */
+function rowsOf(plane: Float32Array, width: number, { start, end }: { start: number; end: number }): Float32Array {
+  return plane.slice(start * width, end * width);
+}
+
+/**
+ * The band for full-size rows [from, to), with copies of what it reads: its rows of the photo and of
+ * any alpha bytes, and only the rows of the matte's working-size planes that its rows sample.
+ */
+function bandOf(image: DecodedImage, matte: Matte, from: number, to: number, target: Band['target']): Band {
+  const { width, height, channels, pixels } = image;
   const { alpha, colours } = matte;
+  const cells = alpha.kind === 'guided' ? sampledRows(from, to, height, alpha.coefficients.height) : { start: 0, end: 0 };
+  const colourRows = colours ? sampledRows(from, to, height, colours.height) : { start: 0, end: 0 };
+  const rowsOfAll = <T extends Float32Array[]>(planes: T, planeWidth: number, rows: { start: number; end: number }): T =>
+    planes.map((p) => rowsOf(p, planeWidth, rows)) as T;
+  const bandAlpha: Matte['alpha'] =
+    alpha.kind === 'bytes'
+      ? { kind: 'bytes', data: copyOf(alpha.data, from * width, to * width) }
+      : {
+          ...alpha,
+          coefficients: {
+            ...alpha.coefficients,
+            a: rowsOfAll(alpha.coefficients.a, alpha.coefficients.width, cells),
+            b: rowsOf(alpha.coefficients.b, alpha.coefficients.width, cells),
+          },
+        };
   return {
-    alpha:
-      alpha.kind === 'bytes'
-        ? { kind: 'bytes', data: copyOf(alpha.data, from * width, to * width) }
-        : { ...alpha, coefficients: { ...alpha.coefficients, a: copies(alpha.coefficients.a), b: alpha.coefficients.b.slice() } },
-    colours: colours && { ...colours, foreground: copies(colours.foreground), background: copies(colours.background) },
+    width,
+    height,
+    channels,
+    from,
+    to,
+    pixels: copyOf(pixels, from * width * channels, to * width * channels),
+    matte: {
+      alpha: bandAlpha,
+      colours: colours && { ...colours, foreground: rowsOfAll(colours.foreground, colours.width, colourRows), background: rowsOfAll(colours.background, colours.width, colourRows) },
+    },
+    cellsFrom: cells.start,
+    coloursFrom: colourRows.start,
+    target,
   };
+}
+
+/**
+ * Bands per thread: a thread done with a light band (mostly clear background, quick to compress)
+ * takes the next instead of waiting while another works through the subject.
+ */
+const bandsPerThread = 4;
+
+/**
+ * Composes the cutout's rows band by band on the pool, each thread taking the next band when done
+ * with its last; a band's copies are made only when a thread is ready for it, while the others work.
+ * Results in the order of the rows.
+ */
+async function composeInBands<K extends BandResult['kind']>(image: DecodedImage, matte: Matte, target: (rows: number) => Band['target'] & { kind: K }): Promise<Extract<BandResult, { kind: K }>[]> {
+  const { height } = image;
+  const threadCount = os.availableParallelism();
+  const count = Math.max(1, Math.min(threadCount * bandsPerThread, Math.floor(height / minBandRows)));
+  const rows = Math.ceil(height / count);
+  const results: Extract<BandResult, { kind: K }>[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(threadCount, count) }, async (_, thread) => {
+      for (let index = next++; index < count; index = next++) {
+        const from = index * rows, to = Math.min(height, from + rows);
+        const spec = target(to - from);
+        results[index] = await runBand(thread, bandOf(image, matte, from, to, spec), spec.kind);
+      }
+    }),
+  );
+  return results;
 }
 
 /** The cutout's raw RGBA pixels at the source's full size, computed in parallel bands of rows. */
 export async function composeCutout(image: DecodedImage, matte: Matte): Promise<Buffer> {
-  const { width, height, channels, pixels } = image;
-  const count = Math.max(1, Math.min(os.availableParallelism(), Math.floor(height / minBandRows)));
-  const rows = Math.ceil(height / count);
-  const bands = Array.from({ length: count }, (_, i): Band => {
-    const from = i * rows, to = Math.min(height, (i + 1) * rows);
-    return {
-      width,
-      height,
-      channels,
-      from,
-      to,
-      pixels: copyOf(pixels, from * width * channels, to * width * channels),
-      matte: matteForBand(matte, width, from, to),
-      out: new Uint8Array((to - from) * width * 4),
-    };
-  });
-  const outs = await Promise.all(bands.map((band, i) => runBand(i, band)));
-  return Buffer.concat(outs);
+  const bands = await composeInBands(image, matte, (rows) => ({ kind: 'rgba', out: new Uint8Array(rows * image.width * 4) }));
+  return Buffer.concat(bands.map((band) => band.out));
+}
+
+/**
+ * The cutout's PNG image data, each band composed and compressed in its thread (png-scanlines.ts),
+ * top to bottom, for assemblePng: neither the full-size RGBA nor its encoding passes through this thread.
+ */
+export async function compressBands(image: DecodedImage, matte: Matte): Promise<PngBand[]> {
+  const bands = await composeInBands(image, matte, () => ({ kind: 'png' }));
+  return bands.map((band) => band.png);
 }

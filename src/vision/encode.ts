@@ -1,4 +1,4 @@
-// Encodes the cutout: PNG, or lossless WebP so that the alpha survives exactly.
+// The output formats' limits, and the cutout's WebP encoding: lossless so that the alpha survives exactly.
 import sharp from 'sharp';
 import type { OutputFormat } from '../domain/removal-request.ts';
 import { TaskError } from '../domain/errors.ts';
@@ -14,13 +14,9 @@ export function assertEncodable(width: number, height: number, format: OutputFor
 }
 
 /**
- * Both encodings are lossless, so the settings trade only file size for time. Measured on a 12 MP
- * cutout (`npm run bench` notes in the README): PNG at zlib level 1 takes about a third of the time
- * of sharp's default level 6 for a ~60% larger file (adaptive filtering made files smaller but took
- * 3–4× as long); lossless WebP at effort 0 takes half the time of the default effort 4 for a ~30%
- * larger file.
+ * Lossless WebP at effort 0: half the time of the default effort 4 for a ~30% larger file, measured
+ * on a 12 MP cutout. (PNG is encoded in the band threads: png-scanlines.ts, png-file.ts.)
  */
-export async function encodeCutout(rgba: Buffer, width: number, height: number, format: OutputFormat): Promise<Buffer> {
-  const image = sharp(rgba, { raw: { width, height, channels: 4 } });
-  return format === 'png' ? image.png({ compressionLevel: 1 }).toBuffer() : image.webp({ lossless: true, effort: 0 }).toBuffer();
+export async function encodeWebp(rgba: Buffer, width: number, height: number): Promise<Buffer> {
+  return sharp(rgba, { raw: { width, height, channels: 4 } }).webp({ lossless: true, effort: 0 }).toBuffer();
 }

@@ -1,11 +1,12 @@
 // The background-removal pipeline: decode → preprocess → inference → refine → foreground → compose → encode.
 import { TaskError } from '../domain/errors.ts';
 import type { OutputFormat, Precision, Subject } from '../domain/removal-request.ts';
-import { composeCutout } from './cutout-bands.ts';
+import { composeCutout, compressBands } from './cutout-bands.ts';
 import { decodeImage, readHeader } from './decode.ts';
-import { assertEncodable, encodeCutout } from './encode.ts';
+import { assertEncodable, encodeWebp } from './encode.ts';
 import { computeMatte } from './matte.ts';
 import type { Segmenter } from './model.ts';
+import { assemblePng } from './png-file.ts';
 import { recipeFor, type Recipe } from './recipe.ts';
 
 export { loadSegmenter, type Segmenter, type SegmenterOptions } from './model.ts';
@@ -24,7 +25,9 @@ export interface RemovalOptions {
 
 /**
  * `refine`: the guided filter solved at the working size; `foreground`: colour-decontamination
- * fields; `compose`: both applied at full size, in parallel bands, and the RGBA assembled.
+ * fields; `compose`: both applied at full size, in parallel bands, and the RGBA assembled — for a
+ * PNG also filtered and deflated there, band by band; `encode`: for a PNG only the file put together
+ * from the bands' compressed rows (png-file.ts), for WebP sharp's encoding of the RGBA.
  */
 export type Stage = 'decode' | 'preprocess' | 'inference' | 'refine' | 'foreground' | 'compose' | 'encode';
 
@@ -65,7 +68,13 @@ export async function removeBackground(segmenter: Segmenter, input: Buffer, opti
     return decodeImage(input, options.maxPixels);
   });
   const matte = await computeMatte(segmenter, image, options.recipe ?? recipeFor(options.subject, options.precision, image.width, image.height), stage);
-  const rgba = await stage('compose', () => composeCutout(image, matte));
-  const data = await stage('encode', () => encodeCutout(rgba, image.width, image.height, options.format));
+  let data: Buffer;
+  if (options.format === 'png') {
+    const bands = await stage('compose', () => compressBands(image, matte));
+    data = await stage('encode', async () => assemblePng(image.width, image.height, bands));
+  } else {
+    const rgba = await stage('compose', () => composeCutout(image, matte));
+    data = await stage('encode', () => encodeWebp(rgba, image.width, image.height));
+  }
   return { data, width: image.width, height: image.height, format: options.format, timings };
 }

@@ -27,13 +27,13 @@ describe('composing a band of the cutout', () => {
       const photo = Uint8Array.from({ length: width * height * channels }, (_, i) => (i % channels !== 3 ? (i * 101 + 7) % 256 : (i >> 2) % 5 === 0 ? 0 : (i * 13) % 256));
       // An opaque band first leaves the composer's own memory full of non-zero pixels.
       const opaqueMatte = { kind: 'bytes', data: new Uint8Array((to - from) * width).fill(255) } as const;
-      composeBand({ width, height, channels, from, to, pixels: new Uint8Array((to - from) * width * channels).fill(200), matte: { alpha: opaqueMatte, colours: null }, out: new Uint8Array((to - from) * width * 4) });
+      composeBand({ width, height, channels, from, to, pixels: new Uint8Array((to - from) * width * channels).fill(200), matte: { alpha: opaqueMatte, colours: null }, target: { kind: 'rgba', out: new Uint8Array((to - from) * width * 4) } });
       const out = new Uint8Array((to - from) * width * 4).fill(0xab);
       composeBand({
         width, height, channels, from, to,
         pixels: photo.slice(from * width * channels, to * width * channels),
         matte: { alpha: { kind: 'bytes', data: alpha.slice(from * width, to * width) }, colours: null },
-        out,
+        target: { kind: 'rgba', out },
       });
       let opaque = 0, clear = 0;
       for (let o = 0; o < (to - from) * width; o++) {
@@ -68,7 +68,7 @@ describe('composing a band of the cutout', () => {
     const photo = Uint8Array.from({ length: (to - from) * width * 4 }, (_, i) => (i * 101 + 7) % 256);
     const compose = (chunkBytes: number) => {
       const out = new Uint8Array((to - from) * width * 4).fill(chunkBytes & 0xff);
-      composeBand({ width, height, channels: 4, from, to, pixels: photo, matte: { alpha: { kind: 'guided', coefficients, curve: alphaCurve(2) }, colours }, out }, chunkBytes);
+      composeBand({ width, height, channels: 4, from, to, pixels: photo, matte: { alpha: { kind: 'guided', coefficients, curve: alphaCurve(2) }, colours }, target: { kind: 'rgba', out } }, chunkBytes);
       return out;
     };
     const whole = compose(1 << 20);

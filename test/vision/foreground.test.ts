@@ -11,7 +11,7 @@ const red = [200, 40, 30];
 function compose(photo: Uint8Array, alpha: Float32Array, fields: ColourFields, width: number, height: number): Uint8Array {
   const out = new Uint8Array(width * height * 4);
   const bytes = Uint8Array.from(alpha, (a) => Math.round(a * 255));
-  composeBand({ width, height, channels: 3, from: 0, to: height, pixels: photo, matte: { alpha: { kind: 'bytes', data: bytes }, colours: fields }, out });
+  composeBand({ width, height, channels: 3, from: 0, to: height, pixels: photo, matte: { alpha: { kind: 'bytes', data: bytes }, colours: fields }, target: { kind: 'rgba', out } });
   return out;
 }
 const blue = [30, 60, 220];

@@ -9,7 +9,7 @@ import { axisSamples } from '../../src/vision/planes.ts';
 /** The whole full-size alpha of a 3-channel photo, as the pipeline's compose kernel makes it. */
 function applyAtFullSize(c: GuidedCoefficients, pixels: Uint8Array, width: number, height: number, curve: Uint8Array): Uint8Array {
   const out = new Uint8Array(width * height * 4);
-  composeBand({ width, height, channels: 3, from: 0, to: height, pixels, matte: { alpha: { kind: 'guided', coefficients: c, curve }, colours: null }, out });
+  composeBand({ width, height, channels: 3, from: 0, to: height, pixels, matte: { alpha: { kind: 'guided', coefficients: c, curve }, colours: null }, target: { kind: 'rgba', out } });
   return Uint8Array.from({ length: width * height }, (_, i) => out[i * 4 + 3]!);
 }
 

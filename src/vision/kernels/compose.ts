@@ -53,12 +53,14 @@ export function composeWorkSize(width: i32, cw: i32, fw: i32): i32 {
  * (`channels` 3 or 4, interleaved), `out` receives their RGBA (every byte written). The alpha comes
  * from `alphaBytes` (those rows, when not 0) or else from the guided coefficients (cw × ch) with
  * `curve` and the `settled` cells; `colours` (6 planes of fw × fh: F r, g, b then B r, g, b), when not
- * 0, re-colours partly transparent pixels. `work` is scratch of composeWorkSize bytes.
+ * 0, re-colours partly transparent pixels. Of the working-size planes only the rows these full-size
+ * rows sample need be there: coefficient and settled rows [cellsFrom, cellsFrom + cellsHeld), colour
+ * rows [coloursFrom, coloursFrom + coloursHeld). `work` is scratch of composeWorkSize bytes.
  */
 export function composeRows(
   pixels: usize, out: usize, channels: i32, width: i32, height: i32, first: i32, rows: i32,
-  alphaBytes: usize, coefficients: usize, cw: i32, ch: i32, curve: usize, curveLast: i32, settled: usize,
-  colours: usize, fw: i32, fh: i32, work: usize,
+  alphaBytes: usize, coefficients: usize, cw: i32, ch: i32, cellsFrom: i32, cellsHeld: i32, curve: usize, curveLast: i32, settled: usize,
+  colours: usize, fw: i32, fh: i32, coloursFrom: i32, coloursHeld: i32, work: usize,
 ): void {
   // Per-row working space.
   const alphaRow = work;
@@ -83,8 +85,8 @@ export function composeRows(
     }
   }
   if (colours) axisSamples(width, fw, cLo, cHi, cT);
-  const cells = <usize>(cw * ch) << 2;
-  const colourPlane = <usize>(fw * fh) << 2;
+  const cells = <usize>(cw * cellsHeld) << 2;
+  const colourPlane = <usize>(fw * coloursHeld) << 2;
   let settledFor = -1;
   let preparedRow = -1;
   for (let r = 0; r < rows; r++) {
@@ -93,7 +95,7 @@ export function composeRows(
     if (!guided) memory.copy(alphaRow, alphaBytes + <usize>r * <usize>width, <usize>width);
     else {
       sampleRow(y, height, ch);
-      const r0 = sampleLo * cw, r1 = sampleHi * cw;
+      const r0 = (sampleLo - cellsFrom) * cw, r1 = (sampleHi - cellsFrom) * cw;
       const ty = sampleT;
       if (r0 != settledFor) {
         for (let x = 0; x < cw; x++) {
@@ -175,7 +177,7 @@ export function composeRows(
       if (alpha != 0) {
         if (colours && ours < 255) {
           if (y != preparedRow) {
-            prepareColourRows(colours, colourPlane, fw, y, height, fh, colourRows, colourStride);
+            prepareColourRows(colours, colourPlane, fw, y, height, fh, coloursFrom, colourRows, colourStride);
             preparedRow = y;
           }
           const x0 = <usize>load<i32>(cLo + (<usize>x << 2)) << 2, x1 = <usize>load<i32>(cHi + (<usize>x << 2)) << 2;
@@ -216,10 +218,10 @@ function sampleRow(y: i32, height: i32, size: i32): void {
   sampleT = <f64><f32>(at - <f64>base);
 }
 
-/** The six colour fields interpolated to full-size row y, times 255, each held as f32. */
-function prepareColourRows(colours: usize, plane: usize, fw: i32, y: i32, height: i32, fh: i32, rows: usize, stride: usize): void {
+/** The six colour fields (rows from `heldFrom` on at `colours`) interpolated to full-size row y, times 255, each held as f32. */
+function prepareColourRows(colours: usize, plane: usize, fw: i32, y: i32, height: i32, fh: i32, heldFrom: i32, rows: usize, stride: usize): void {
   sampleRow(y, height, fh);
-  const r0 = <usize>(sampleLo * fw) << 2, r1 = <usize>(sampleHi * fw) << 2;
+  const r0 = <usize>((sampleLo - heldFrom) * fw) << 2, r1 = <usize>((sampleHi - heldFrom) * fw) << 2;
   const ty = sampleT;
   for (let p = 0; p < 6; p++) {
     const src = colours + <usize>p * plane;

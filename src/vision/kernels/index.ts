@@ -2,3 +2,4 @@
 export { boxMean, guidedMatte, colourFields } from './planes';
 export { settleCells, composeWorkSize, composeRows } from './compose';
 export { stretchRgb } from './stretch';
+export { filterUp, adler32 } from './png';
