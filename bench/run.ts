@@ -5,7 +5,7 @@ import { fork } from 'node:child_process';
 import os from 'node:os';
 import { allocatorEnv, withAllocatorEnv } from '../src/allocator-env.ts';
 import { benchImages, type BenchImage } from './images.ts';
-import type { Job, JobResult, Sample, Side } from './side.ts';
+import type { Job, JobResult, PngSample, Sample, Side } from './side.ts';
 import { fixed, median, p95, printTable } from './stats.ts';
 
 const quick = process.argv.includes('--quick');
@@ -103,6 +103,28 @@ async function main(): Promise<void> {
   printTable(
     ['images', 'settings: ms', 'page faults', 'system ms', "glibc's defaults: ms", 'page faults', 'system ms'],
     groups.map((g) => [g, ...row(latency.get('ours-standard')!, g), ...row(defaults, g)]),
+  );
+  console.log();
+
+  process.stdout.write('PNG encoders: ours-standard… ');
+  const bigOnes = images.filter((i) => i.group !== 'fixtures');
+  const pngFixtures = images.filter((i) => i.group === 'fixtures').slice(0, 4);
+  const png = (await runChild({ kind: 'png', side: 'ours-standard', images: [...pngFixtures, ...bigOnes], runs: bigRuns })).pngSamples ?? [];
+  console.log('done');
+  console.log('PNG from the same matte, median ms and bytes: composed and compressed in the band threads (shipped) vs the RGBA joined and encoded by sharp (libpng, zlib level 1, as before)');
+  const pngMedian = (g: string, value: (s: PngSample) => number) => median(png.filter((s) => s.group === g).map(value));
+  printTable(
+    ['images', 'n', 'bands ms', 'bands bytes', 'sharp ms', 'sharp bytes', 'time bands/sharp', 'size bands/sharp'],
+    groups.map((g) => [
+      g,
+      String(png.filter((s) => s.group === g).length),
+      fixed(pngMedian(g, (s) => s.bandsMs), 1),
+      fixed(pngMedian(g, (s) => s.bandsBytes)),
+      fixed(pngMedian(g, (s) => s.sharpMs), 1),
+      fixed(pngMedian(g, (s) => s.sharpBytes)),
+      fixed(pngMedian(g, (s) => s.bandsMs / s.sharpMs), 2),
+      fixed(pngMedian(g, (s) => s.bandsBytes / s.sharpBytes), 2),
+    ]),
   );
   console.log();
 

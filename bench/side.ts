@@ -22,7 +22,23 @@ export interface ThroughputJob {
   concurrency: number;
 }
 
-export type Job = LatencyJob | ThroughputJob;
+/** Our two ways to a PNG from the same matte, alternating: the band threads' compression, and the RGBA joined then encoded by sharp (libpng, zlib level 1) as before. */
+export interface PngJob {
+  kind: 'png';
+  side: 'ours-standard';
+  images: BenchImage[];
+  runs: number;
+}
+
+export type Job = LatencyJob | ThroughputJob | PngJob;
+
+export interface PngSample {
+  group: string;
+  bandsMs: number;
+  bandsBytes: number;
+  sharpMs: number;
+  sharpBytes: number;
+}
 
 export interface Sample {
   name: string;
@@ -37,6 +53,7 @@ export interface Sample {
 export interface JobResult {
   coldMs: number;
   samples: Sample[];
+  pngSamples?: PngSample[];
   imagesPerMinute: number;
   peakRssMb: number;
 }
@@ -67,7 +84,40 @@ async function loadPeer(): Promise<Remove> {
 
 const mimeTypes: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
 
+async function comparePngEncoders(job: PngJob): Promise<JobResult> {
+  const { loadConfig } = await import('../src/config.ts');
+  const { segmenterOptions } = await import('../src/worker/start-worker.ts');
+  const { loadSegmenter } = await import('../src/vision/remove-background.ts');
+  const { decodeImage } = await import('../src/vision/decode.ts');
+  const { computeMatte } = await import('../src/vision/matte.ts');
+  const { recipeFor } = await import('../src/vision/recipe.ts');
+  const { composeCutout, compressBands } = await import('../src/vision/cutout-bands.ts');
+  const { assemblePng } = await import('../src/vision/png-file.ts');
+  const { default: sharp } = await import('sharp');
+  const config = loadConfig({ CUTOUT_DATA_DIR: benchDataDir });
+  const segmenter = await loadSegmenter(segmenterOptions(config));
+  const pngSamples: PngSample[] = [];
+  for (const image of job.images) {
+    const decoded = await decodeImage(fs.readFileSync(image.file), config.maxPixels);
+    const matte = await computeMatte(segmenter, decoded, recipeFor('product', 'standard', decoded.width, decoded.height));
+    const { width, height } = decoded;
+    const timed = async (make: () => Promise<Buffer>): Promise<[number, number]> => {
+      const t = performance.now();
+      const bytes = (await make()).length;
+      return [performance.now() - t, bytes];
+    };
+    // One unmeasured round first: the threads' kernels and zlib warm up.
+    for (let r = -1; r < job.runs; r++) {
+      const [bandsMs, bandsBytes] = await timed(async () => assemblePng(width, height, await compressBands(decoded, matte)));
+      const [sharpMs, sharpBytes] = await timed(async () => sharp(await composeCutout(decoded, matte), { raw: { width, height, channels: 4 } }).png({ compressionLevel: 1 }).toBuffer());
+      if (r >= 0) pngSamples.push({ group: image.group, bandsMs, bandsBytes, sharpMs, sharpBytes });
+    }
+  }
+  return { coldMs: Number.NaN, samples: [], pngSamples, imagesPerMinute: Number.NaN, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+}
+
 async function run(job: Job): Promise<JobResult> {
+  if (job.kind === 'png') return comparePngEncoders(job);
   const inputs = job.images.map((image) => ({ image, data: fs.readFileSync(image.file), type: mimeTypes[path.extname(image.file)] ?? 'image/png' }));
   const started = performance.now();
   const concurrency = job.kind === 'throughput' ? job.concurrency : 1;

@@ -16,9 +16,9 @@ import { alphaCurve } from '../../src/vision/recipe.ts';
 const field = (n: number, f: (i: number) => number): Float32Array => Float32Array.from({ length: n }, (_, i) => f(i));
 const planes3 = (n: number, f: (i: number, c: number) => number) => [0, 1, 2].map((c) => field(n, (i) => f(i, c))) as [Float32Array, Float32Array, Float32Array];
 
-/** A photo (odd width, so rows are no multiple of 16 bytes) with a matte of guided coefficients and colour fields at smaller sizes. */
-function scene(width: number, height: number, channels: 3 | 4): { image: DecodedImage; matte: Matte } {
-  const cw = Math.round(width / 5), ch = Math.round(height / 5), fw = Math.round(cw / 2), fh = Math.round(ch / 2);
+/** A photo with a matte of guided coefficients at 1/`cellScale` of its size and colour fields at half that. */
+function scene(width: number, height: number, channels: 3 | 4, cellScale = 5): { image: DecodedImage; matte: Matte } {
+  const cw = Math.round(width / cellScale), ch = Math.round(height / cellScale), fw = Math.round(cw / 2), fh = Math.round(ch / 2);
   const pixels = Buffer.from(Uint8Array.from({ length: width * height * channels }, (_, i) => (channels === 4 && i % 4 === 3 ? (i % 7 === 3 ? 0 : 200) : (i * 101 + (i >> 9) * 7) % 256)));
   const matte: Matte = {
     alpha: {
@@ -83,19 +83,20 @@ const zlibAdler = (bytes: Uint8Array): number => {
 };
 
 describe('PNG cutouts compressed in bands', () => {
-  for (const channels of [3, 4] as const) {
-    it(`decode to exactly the RGBA the composer makes over the whole image, band boundaries and all (${channels} channels)`, async () => {
-      const made = scene(301, 703, channels);
-      const png = assemblePng(301, 703, await compressBands(made.image, made.matte));
+  // Odd widths, so that rows are no multiple of 16 bytes; the working size at a fifth of the photo's, or the same (a small photo).
+  for (const [width, height, channels, cellScale] of [[301, 703, 3, 5], [301, 703, 4, 5], [203, 300, 3, 1]] as const) {
+    it(`decode to exactly the RGBA the composer makes over the whole image, band boundaries and all (${width}×${height}, ${channels} channels, working size 1/${cellScale})`, async () => {
+      const made = scene(width, height, channels, cellScale);
+      const png = assemblePng(width, height, await compressBands(made.image, made.matte));
       const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
-      assert.deepEqual([info.width, info.height, info.channels], [301, 703, 4]);
+      assert.deepEqual([info.width, info.height, info.channels], [width, height, 4]);
       const whole = composedWhole(made);
       assert.ok(data.equals(whole), 'pixels differ from the whole-image composition');
       // The RGBA path through the same bands agrees too (WebP is encoded from it).
       assert.ok((await composeCutout(made.image, made.matte)).equals(whole));
       let partial = 0;
       for (let i = 3; i < whole.length; i += 4) if (whole[i]! > 0 && whole[i]! < 255) partial++;
-      assert.ok(partial > 1000, `the cutout has partly transparent pixels (${partial})`);
+      assert.ok(partial > 500, `the cutout has partly transparent pixels (${partial})`);
     });
   }
 
