@@ -172,6 +172,16 @@ function bandOf(image: DecodedImage, matte: Matte, from: number, to: number, tar
 const bandsPerThread = 4;
 
 /**
+ * Rows per band and the number of bands for an image `height` rows tall on `threads` threads:
+ * `bandsPerThread` each where the bands keep at least `minBandRows`. Rounding the rows up can leave
+ * fewer bands than asked for; none of them is empty.
+ */
+export function bandLayout(height: number, threads: number): { rows: number; count: number } {
+  const rows = Math.ceil(height / Math.max(1, Math.min(threads * bandsPerThread, Math.floor(height / minBandRows))));
+  return { rows, count: Math.ceil(height / rows) };
+}
+
+/**
  * Composes the cutout's rows band by band on the pool, each thread taking the next band when done
  * with its last; a band's copies are made only when a thread is ready for it, while the others work.
  * Results in the order of the rows.
@@ -179,8 +189,7 @@ const bandsPerThread = 4;
 async function composeInBands<K extends BandResult['kind']>(image: DecodedImage, matte: Matte, target: (rows: number) => Band['target'] & { kind: K }): Promise<Extract<BandResult, { kind: K }>[]> {
   const { height } = image;
   const threadCount = os.availableParallelism();
-  const count = Math.max(1, Math.min(threadCount * bandsPerThread, Math.floor(height / minBandRows)));
-  const rows = Math.ceil(height / count);
+  const { rows, count } = bandLayout(height, threadCount);
   const results: Extract<BandResult, { kind: K }>[] = [];
   let next = 0;
   await Promise.all(

@@ -6,7 +6,7 @@ import zlib from 'node:zlib';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { composeBand, type Band } from '../../src/vision/compose.ts';
-import { composeCutout, compressBands } from '../../src/vision/cutout-bands.ts';
+import { bandLayout, composeCutout, compressBands } from '../../src/vision/cutout-bands.ts';
 import type { DecodedImage } from '../../src/vision/decode.ts';
 import { kernelsWith } from '../../src/vision/kernels.ts';
 import type { Matte } from '../../src/vision/matte.ts';
@@ -137,6 +137,19 @@ describe('PNG cutouts compressed in bands', () => {
     const rowByRow = compress(1);
     assert.equal(oneChunk.length, 60 * (1 + 123 * 4));
     assert.ok(rowByRow.equals(oneChunk), 'chunked scanlines differ');
+  });
+});
+
+describe('the bands an image is cut into', () => {
+  it('cover every row once with no empty band, on any number of threads', () => {
+    for (const threads of [1, 2, 3, 16, 17, 64]) {
+      for (const height of [1, 63, 64, 129, 703, 3091, 4200, 8660]) {
+        const { rows, count } = bandLayout(height, threads);
+        assert.ok(rows >= 1 && count >= 1);
+        assert.ok((count - 1) * rows < height && count * rows >= height, `${height} rows on ${threads} threads: ${count} bands of ${rows}`);
+        assert.ok(count <= Math.max(1, threads * 4), `no more than four bands per thread (${count})`);
+      }
+    }
   });
 });
 
