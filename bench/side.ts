@@ -60,12 +60,18 @@ export interface JobResult {
 
 type Remove = (input: Buffer, type: string) => Promise<{ bytes: number; timings: Record<string, number> }>;
 
-async function loadOurs(precision: 'standard' | 'high', concurrency: number): Promise<Remove> {
+/** Our model session as the worker builds it, on the bench's data folder. */
+async function ourSegmenter(concurrency: number) {
   const { loadConfig } = await import('../src/config.ts');
   const { segmenterOptions } = await import('../src/worker/start-worker.ts');
-  const { loadSegmenter, removeBackground } = await import('../src/vision/remove-background.ts');
+  const { loadSegmenter } = await import('../src/vision/remove-background.ts');
   const config = loadConfig({ CUTOUT_WORKER_CONCURRENCY: String(concurrency), CUTOUT_DATA_DIR: benchDataDir });
-  const segmenter = await loadSegmenter(segmenterOptions(config));
+  return { config, segmenter: await loadSegmenter(segmenterOptions(config)) };
+}
+
+async function loadOurs(precision: 'standard' | 'high', concurrency: number): Promise<Remove> {
+  const { removeBackground } = await import('../src/vision/remove-background.ts');
+  const { config, segmenter } = await ourSegmenter(concurrency);
   return async (input) => {
     const result = await removeBackground(segmenter, input, { subject: 'product', precision, format: 'png', maxPixels: config.maxPixels });
     return { bytes: result.data.length, timings: result.timings };
@@ -85,17 +91,13 @@ async function loadPeer(): Promise<Remove> {
 const mimeTypes: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
 
 async function comparePngEncoders(job: PngJob): Promise<JobResult> {
-  const { loadConfig } = await import('../src/config.ts');
-  const { segmenterOptions } = await import('../src/worker/start-worker.ts');
-  const { loadSegmenter } = await import('../src/vision/remove-background.ts');
   const { decodeImage } = await import('../src/vision/decode.ts');
   const { computeMatte } = await import('../src/vision/matte.ts');
   const { recipeFor } = await import('../src/vision/recipe.ts');
   const { composeCutout, compressBands } = await import('../src/vision/cutout-bands.ts');
   const { assemblePng } = await import('../src/vision/png-file.ts');
   const { default: sharp } = await import('sharp');
-  const config = loadConfig({ CUTOUT_DATA_DIR: benchDataDir });
-  const segmenter = await loadSegmenter(segmenterOptions(config));
+  const { config, segmenter } = await ourSegmenter(1);
   const pngSamples: PngSample[] = [];
   for (const image of job.images) {
     const decoded = await decodeImage(fs.readFileSync(image.file), config.maxPixels);

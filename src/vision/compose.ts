@@ -3,6 +3,7 @@
 // them there too (png-scanlines.ts).
 import { align16, kernelsWith } from './kernels.ts';
 import type { Matte } from './matte.ts';
+import { samplePosition } from './planes.ts';
 import type { PngBand } from './png-file.ts';
 import { ScanlineCompressor } from './png-scanlines.ts';
 
@@ -35,7 +36,7 @@ export type BandResult = { kind: 'rgba'; out: Uint8Array } | { kind: 'png'; png:
  * sample bilinearly (kernels/compose.ts, sampleRow), with one more on each side against rounding.
  */
 export function sampledRows(from: number, to: number, height: number, size: number): { start: number; end: number } {
-  const at = (y: number): number => Math.min(Math.max((y + 0.5) * (size / height) - 0.5, 0), size - 1);
+  const at = (y: number): number => samplePosition(y, 0, size / height, size);
   return { start: Math.max(0, Math.floor(at(from)) - 1), end: Math.min(size, Math.floor(at(to - 1)) + 3) };
 }
 

@@ -21,13 +21,18 @@ export interface AxisSamples {
   t: Float32Array;
 }
 
+/** Where destination index `i` samples the source axis (pixel centres aligned, clamped to it): `scale` source pixels per destination pixel, from `start`. */
+export function samplePosition(i: number, start: number, scale: number, sourceSize: number): number {
+  return Math.min(Math.max(start + (i + 0.5) * scale - 0.5, 0), sourceSize - 1);
+}
+
 export function axisSamples(destination: number, start: number, span: number, sourceSize: number): AxisSamples {
   const lo = new Int32Array(destination);
   const hi = new Int32Array(destination);
   const t = new Float32Array(destination);
   const scale = span / destination;
   for (let i = 0; i < destination; i++) {
-    const at = Math.min(Math.max(start + (i + 0.5) * scale - 0.5, 0), sourceSize - 1);
+    const at = samplePosition(i, start, scale, sourceSize);
     const base = Math.floor(at);
     lo[i] = base;
     hi[i] = Math.min(base + 1, sourceSize - 1);
