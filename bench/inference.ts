@@ -15,7 +15,7 @@ import { editGraph } from '../src/vision/model-graph.ts';
 import { readModelWeights } from '../src/vision/model-weights.ts';
 import { segmenterOptions } from '../src/worker/start-worker.ts';
 import { fixturesDir, readManifest } from './images.ts';
-import { int8ProductRow, int8Variants } from './int8-variants.ts';
+import { int8SharedConcatRow, int8ProductRow, int8Variants } from './int8-variants.ts';
 import { interleavedTimes } from './interleaved.ts';
 import { resizeModelInput, type Variant } from './model-variants.ts';
 import { fixed, mean, median, printTable } from './stats.ts';
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
   printTable(['variant', 'session create ms', 'inference median ms', 'speed-up', 'mean IoU', 'mean MAE', 'worst IoU'], rows);
   if (process.argv.includes('--int8')) {
     // The rows above ran minutes apart; this A/B is the speed comparison to trust on a shared machine.
-    const pair = variants.filter((v) => v.model === productGraph || v.name === int8ProductRow).filter((v) => !v.fixtures);
+    const pair = variants.filter((v) => v.model === productGraph || v.name === int8ProductRow || v.name === int8SharedConcatRow).filter((v) => !v.fixtures);
     const inputs = await Promise.all(fixtures.slice(0, 4).map((f) => toTensor(path.join(fixturesDir, f.image), 1024)));
     console.log(`Interleaved: ${pair.map((v) => v.name).join(' / ')}, alternating passes on ${inputs.length} fixtures`);
     printTable(['variant', 'passes', 'inference median ms', 'speed-up'], await interleavedTimes(pair, inputs, passes + 1, base()));

@@ -21,15 +21,17 @@ function firstAndLastConvs(fp32: Uint8Array): Set<string> {
 
 /** The row of the graph the product runs (src/vision/model-session.ts). */
 export const int8ProductRow = `INT8 QDQ, u8 activations, ${calibrationPercentile} % percentile`;
+/** The product's graph with each Concat's inputs and output over one range (int8-graph.ts, concatRanges: not kept). */
+export const int8SharedConcatRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Concats over one shared range`;
 
 export function int8Variants(fp32: () => Promise<Uint8Array>): Variant[] {
-  const int8 = (name: string, options: Omit<Int8Options, 'keepFloat' | 'weightLimit'> & { keepEnds?: boolean; weightLimit?: Int8Options['weightLimit'] }, ranges: () => ActivationRanges | Promise<ActivationRanges> = readRanges, fixtures?: string[]): Variant => ({
+  const int8 = (name: string, options: Omit<Int8Options, 'keepFloat' | 'weightLimit' | 'concatRanges'> & Partial<Pick<Int8Options, 'weightLimit' | 'concatRanges'>> & { keepEnds?: boolean }, ranges: () => ActivationRanges | Promise<ActivationRanges> = readRanges, fixtures?: string[]): Variant => ({
     name,
     side: 1024,
     fixtures,
     model: async () => {
       const graph = await fp32();
-      return quantiseGraph(graph, await ranges(), { ...options, weightLimit: options.weightLimit ?? 127, keepFloat: options.keepEnds ? firstAndLastConvs(graph) : undefined });
+      return quantiseGraph(graph, await ranges(), { ...options, weightLimit: options.weightLimit ?? 127, concatRanges: options.concatRanges ?? 'own', keepFloat: options.keepEnds ? firstAndLastConvs(graph) : undefined });
     },
   });
   const manifest = readManifest();
@@ -40,6 +42,7 @@ export function int8Variants(fp32: () => Promise<Uint8Array>): Variant[] {
   return [
     int8('INT8 QDQ, u8 activations, min/max', { activations: 'uint8', range: 'minmax' }),
     int8(int8ProductRow, { activations: 'uint8', range: 'percentile' }),
+    int8(int8SharedConcatRow, { activations: 'uint8', range: 'percentile', concatRanges: 'shared' }),
     int8(`INT8 QDQ, s8 activations, ${percentile}`, { activations: 'int8', range: 'percentile' }),
     int8(`INT8 QDQ, u8, ${percentile}, first and last Conv in fp32`, { activations: 'uint8', range: 'percentile', keepEnds: true }),
     // Where this CPU's multiply would saturate ±127 weights (no VNNI: int8-cpu.ts), the range it multiplies exactly.

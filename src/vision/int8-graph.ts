@@ -3,7 +3,7 @@
 // transformers turn into QLinearConv, QLinearAdd, QLinearConcat and integer MaxPool/Resize.
 import onnxProto from 'onnx-proto';
 import type { WeightLimit } from './int8-cpu.ts';
-import { quantParams, type ActivationRanges, type ActivationType, type QuantParams, type RangeKind } from './int8-ranges.ts';
+import { quantParams, type ActivationRanges, type ActivationType, type QuantParams, type RangeKind, type TensorRange } from './int8-ranges.ts';
 import { floatData, floatTensor, int32Tensor, int8Tensor, quantiseBias, quantiseWeights } from './int8-weights.ts';
 
 const { onnx } = onnxProto;
@@ -20,6 +20,14 @@ export interface Int8Options {
   keepFloat?: ReadonlySet<string>;
   /** The weights' range, ±127 or ±63 (int8-cpu.ts: the CPU that runs the graph decides). */
   weightLimit: WeightLimit;
+  /**
+   * `own` (the product): each tensor over its own range. `shared`: every Concat's inputs and output
+   * over one range, the union of their calibrated ones, so that onnxruntime's QLinearConcat copies
+   * bytes instead of requantising each input through a lookup table; measured and not kept
+   * (`npm run bench:inference -- --int8`, README: the time it saves is within the noise of a pass,
+   * and `standard` lost mean IoU on the fixtures).
+   */
+  concatRanges: 'own' | 'shared';
 }
 
 /** Ops that only move or pick values: their output keeps the input's parameters, so onnxruntime drops the QDQ pair around them. */
@@ -118,16 +126,57 @@ function plan(graph: GraphProto, keepFloat: ReadonlySet<string>): Plan {
   return { convs, tensors, inherits };
 }
 
-function paramsFor(plan: Plan, ranges: ActivationRanges, options: Int8Options, graphInputs: Set<string>): Map<string, QuantParams> {
+/** The tensor whose parameters a pass-through output takes, followed back through pass-throughs. */
+function ownerOf(plan: Plan, name: string): string {
+  const source = plan.inherits.get(name);
+  return source ? ownerOf(plan, source) : name;
+}
+
+/**
+ * Each quantised tensor that a Concat joins to others (directly or through a pass-through), with the
+ * union of the ranges of everything joined to it, transitively: a tensor concatenated twice
+ * shares one range with both Concats.
+ */
+function sharedConcatRanges(graph: GraphProto, plan: Plan, ranges: ActivationRanges): Map<string, TensorRange> {
+  const quantised = new Set(plan.tensors);
+  const parent = new Map<string, string>();
+  const root = (name: string): string => {
+    const up = parent.get(name);
+    return up === undefined ? name : root(up);
+  };
+  const joined = new Set<string>();
+  for (const node of graph.node ?? []) {
+    if (node.opType !== 'Concat' || !quantised.has(node.output![0]!)) continue;
+    const members = [node.output![0]!, ...node.input!.filter((i) => quantised.has(i))].map((t) => ownerOf(plan, t));
+    for (const member of members) joined.add(member);
+    const first = root(members[0]!);
+    for (const member of members.slice(1)) if (root(member) !== first) parent.set(root(member), first);
+  }
+  const unions = new Map<string, TensorRange>();
+  for (const name of joined) {
+    const range = calibrated(ranges, name);
+    const group = unions.get(root(name));
+    unions.set(root(name), group ? { min: Math.min(group.min, range.min), max: Math.max(group.max, range.max), low: Math.min(group.low, range.low), high: Math.max(group.high, range.high) } : range);
+  }
+  return new Map([...joined].map((name) => [name, unions.get(root(name))!]));
+}
+
+function calibrated(ranges: ActivationRanges, name: string): TensorRange {
+  const range = ranges.tensors[name];
+  if (!range) throw new Error(`no calibrated range for ${name}; run npm run calibrate`);
+  return range;
+}
+
+function paramsFor(graph: GraphProto, plan: Plan, ranges: ActivationRanges, options: Int8Options, graphInputs: Set<string>): Map<string, QuantParams> {
   const params = new Map<string, QuantParams>();
+  const shared = options.concatRanges === 'shared' ? sharedConcatRanges(graph, plan, ranges) : new Map<string, TensorRange>();
   for (const name of plan.tensors) {
     const source = plan.inherits.get(name);
     if (source) {
       params.set(name, params.get(source)!);
       continue;
     }
-    const range = ranges.tensors[name];
-    if (!range) throw new Error(`no calibrated range for ${name}; run npm run calibrate`);
+    const range = shared.get(name) ?? calibrated(ranges, name);
     // The input holds at most 256 distinct values ((byte − 128) / 256), which its full range represents exactly.
     params.set(name, quantParams(range, graphInputs.has(name) ? 'minmax' : options.range, options.activations));
   }
@@ -145,7 +194,7 @@ export function quantiseGraph(model: Uint8Array, ranges: ActivationRanges, optio
   const graph = proto.graph!;
   withoutNoOpCasts(graph);
   const planned = plan(graph, options.keepFloat ?? new Set());
-  const params = paramsFor(planned, ranges, options, new Set((graph.input ?? []).map((i) => i.name!)));
+  const params = paramsFor(graph, planned, ranges, options, new Set((graph.input ?? []).map((i) => i.name!)));
   const initializers = new Map((graph.initializer ?? []).map((t) => [t.name!, t]));
   const added: TensorProto[] = [];
   const after = new Map<string, NodeProto[]>();

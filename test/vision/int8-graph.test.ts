@@ -56,6 +56,58 @@ function tinyModel(): Uint8Array {
   }).finish();
 }
 
+/**
+ * Three Conv + Relu layers whose outputs two Concats join, one layer (rb) in both: ra ‖ rb and
+ * rb ‖ rc, each followed by a Conv producing logits, summed.
+ */
+function concatModel(): Uint8Array {
+  const value = (name: string, dims: number[]) => ({ name, type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => ({ dimValue: d })) } } } });
+  const tensor = (name: string, dims: number[], values: Float32Array) => ({ name, dataType: FLOAT, dims, rawData: new Uint8Array(values.buffer) });
+  const ints = (name: string, values: number[]) => ({ name, type: onnx.AttributeProto.AttributeType.INTS, ints: values });
+  // [name, input, output, output channels, weight scale]: the scales give the layers different
+  // ranges, the last (rc, joined to ra only through rb) the widest.
+  const layers = [
+    ['ca', 'input', 'a', 4, 1],
+    ['cb', 'ra', 'b', 4, 0.5],
+    ['cc', 'rb', 'c', 4, 4],
+    ['cd', 'cat1', 'd', 2, 1],
+    ['ce', 'cat2', 'e', 2, 1],
+  ] as const;
+  const channels = (name: string) => (name === 'input' ? 3 : name.startsWith('cat') ? 8 : 4);
+  const conv = ([name, input, output]: (typeof layers)[number]) => ({ opType: 'Conv', name, input: [input, `${name}_w`, `${name}_b`], output: [output], attribute: [ints('kernel_shape', [1, 1])] });
+  return onnx.ModelProto.encode({
+    irVersion: 8,
+    opsetImport: [{ domain: '', version: 15 }],
+    graph: {
+      name: 'concats',
+      input: [value('input', [1, 3, 8, 8])],
+      output: [value('output', [1, 2, 8, 8])],
+      initializer: layers.flatMap(([name, input, , outs, scale], i) => [
+        tensor(`${name}_w`, [outs, channels(input), 1, 1], pseudoRandom(outs * channels(input), 20 + i).map((v) => v * scale)),
+        tensor(`${name}_b`, [outs], pseudoRandom(outs, 40 + i)),
+      ]),
+      node: [
+        ...layers.slice(0, 3).flatMap((layer) => [conv(layer), { opType: 'Relu', name: `relu_${layer[2]}`, input: [layer[2]], output: [`r${layer[2]}`] }]),
+        { opType: 'Concat', name: 'concat1', input: ['ra', 'rb'], output: ['cat1'], attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 1 }] },
+        { opType: 'Concat', name: 'concat2', input: ['rb', 'rc'], output: ['cat2'], attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 1 }] },
+        ...layers.slice(3).map(conv),
+        { opType: 'Add', name: 'sum', input: ['d', 'e'], output: ['output'] },
+      ],
+    },
+  }).finish();
+}
+
+/** The scale and zero point each QuantizeLinear of `model` applies, by the tensor it quantises. */
+function quantisers(model: Uint8Array): Map<string, [number, number]> {
+  const graph = onnx.ModelProto.decode(model).graph!;
+  const init = new Map(graph.initializer!.map((t) => [t.name!, t]));
+  const scalar = (name: string) => {
+    const raw = init.get(name)!.rawData!;
+    return init.get(name)!.dataType === FLOAT ? new DataView(raw.buffer, raw.byteOffset, raw.byteLength).getFloat32(0, true) : raw[0]!;
+  };
+  return new Map(graph.node!.filter((n) => n.opType === 'QuantizeLinear').map((n) => [n.input![0]!, [scalar(n.input![1]!), scalar(n.input![2]!)]]));
+}
+
 /** Exact min/max of every calibrated activation over `inputs`. */
 async function measureRanges(model: Uint8Array, inputs: Float32Array[], dims: number[]): Promise<ActivationRanges> {
   const { model: exposed, tensors } = calibrationGraph(model);
@@ -124,7 +176,7 @@ describe('quantiseGraph on a tiny graph', async () => {
 
   for (const activations of ['uint8', 'int8'] as const) {
     it(`runs the Conv + Relu as one QLinearConv (${activations} activations) and keeps the logit Conv in fp32`, async () => {
-      const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations, range: 'minmax', weightLimit: int8WeightLimit() }), `tiny-${activations}`);
+      const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations, range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'shared' }), `tiny-${activations}`);
       await session.release();
       assert.equal(ops.filter((op) => op === 'QLinearConv').length, 1, ops.join(' '));
       assert.ok(!ops.includes('Relu'), ops.join(' '));
@@ -141,7 +193,7 @@ describe('quantiseGraph on a tiny graph', async () => {
       await session.release();
       return out;
     };
-    const [expected, actual] = [await run(fp32), await run(quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit() }))];
+    const [expected, actual] = [await run(fp32), await run(quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'shared' }))];
     const spread = Math.max(...expected) - Math.min(...expected);
     let worst = 0;
     for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(expected[i]! - actual[i]!));
@@ -152,7 +204,43 @@ describe('quantiseGraph on a tiny graph', async () => {
   it('refuses to quantise an activation the ranges do not cover', () => {
     const partial = { ...ranges, tensors: { ...ranges.tensors } };
     delete partial.tensors['r1'];
-    assert.throws(() => quantiseGraph(fp32, partial, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit() }), /no calibrated range for r1/);
+    assert.throws(() => quantiseGraph(fp32, partial, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'shared' }), /no calibrated range for r1/);
+  });
+});
+
+describe('quantiseGraph on Concats', async () => {
+  const fp32 = concatModel();
+  const dims = [1, 3, 8, 8];
+  const ranges = await measureRanges(fp32, [1, 2, 3].map((seed) => pseudoRandom(3 * 64, seed + 50)), dims);
+  const options = { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit() } as const;
+
+  it('quantises every tensor two Concats join over one range covering all of theirs, so the Concats copy bytes', async () => {
+    const joined = ['ra', 'rb', 'rc', 'cat1', 'cat2'];
+    const widest = ranges.tensors['rc']!.max;
+    assert.equal(widest, Math.max(...joined.map((name) => ranges.tensors[name]!.max)));
+    const own = quantisers(quantiseGraph(fp32, ranges, { ...options, concatRanges: 'own' }));
+    assert.ok(new Set(joined.map((name) => own.get(name)![0])).size > 1, 'the layers were calibrated to different ranges');
+    const model = quantiseGraph(fp32, ranges, { ...options, concatRanges: 'shared' });
+    const shared = quantisers(model);
+    for (const name of joined) assert.deepEqual(shared.get(name), [Math.fround(widest / 255), 0], name);
+    const { session, ops } = await optimisedOps(model, 'concats');
+    await session.release();
+    assert.equal(ops.filter((op) => op === 'QLinearConcat').length, 2, ops.join(' '));
+  });
+
+  it('still computes within a few quantisation steps of the fp32 graph', async () => {
+    const input = new ort.Tensor('float32', pseudoRandom(3 * 64, 98), dims);
+    const run = async (model: Uint8Array) => {
+      const session = await ort.InferenceSession.create(model);
+      const out = (await session.run({ input })).output!.data as Float32Array;
+      await session.release();
+      return out;
+    };
+    const [expected, actual] = [await run(fp32), await run(quantiseGraph(fp32, ranges, { ...options, concatRanges: 'shared' }))];
+    const spread = Math.max(...expected) - Math.min(...expected);
+    let worst = 0;
+    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(expected[i]! - actual[i]!));
+    assert.ok(worst > 0 && worst < 0.03 * spread, `largest difference ${worst} over an output spread of ${spread}`);
   });
 });
 
@@ -161,7 +249,7 @@ describe('quantiseGraph on ISNet with the committed ranges', async () => {
   const ranges = readRanges();
 
   it('becomes QLinearConvs after session optimisation, all but the logit Conv', async () => {
-    const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit() }), 'isnet', { intraOpNumThreads: 2, enableMemPattern: false });
+    const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'shared' }), 'isnet', { intraOpNumThreads: 2, enableMemPattern: false });
     await session.release();
     const convs = onnx.ModelProto.decode(fp32).graph!.node!.filter((n) => n.opType === 'Conv').length;
     assert.equal(ops.filter((op) => op === 'QLinearConv').length, convs - 1);
