@@ -36,6 +36,8 @@ export interface PngSample {
   group: string;
   bandsMs: number;
   bandsBytes: number;
+  zlibMs: number;
+  zlibBytes: number;
   sharpMs: number;
   sharpBytes: number;
 }
@@ -111,8 +113,9 @@ async function comparePngEncoders(job: PngJob): Promise<JobResult> {
     // One unmeasured round first: the threads' kernels and zlib warm up.
     for (let r = -1; r < job.runs; r++) {
       const [bandsMs, bandsBytes] = await timed(async () => assemblePng(width, height, await compressBands(decoded, matte)));
+      const [zlibMs, zlibBytes] = await timed(async () => assemblePng(width, height, await compressBands(decoded, matte, 'zlib')));
       const [sharpMs, sharpBytes] = await timed(async () => sharp(await composeCutout(decoded, matte), { raw: { width, height, channels: 4 } }).png({ compressionLevel: 1 }).toBuffer());
-      if (r >= 0) pngSamples.push({ group: image.group, bandsMs, bandsBytes, sharpMs, sharpBytes });
+      if (r >= 0) pngSamples.push({ group: image.group, bandsMs, bandsBytes, zlibMs, zlibBytes, sharpMs, sharpBytes });
     }
   }
   return { coldMs: Number.NaN, samples: [], pngSamples, imagesPerMinute: Number.NaN, peakRssMb: process.resourceUsage().maxRSS / 1024 };

@@ -5,7 +5,8 @@ import { align16, kernelsWith } from './kernels.ts';
 import type { Matte } from './matte.ts';
 import { samplePosition } from './planes.ts';
 import type { PngBand } from './png-file.ts';
-import { ScanlineCompressor } from './png-scanlines.ts';
+import { DeflateStream } from './png-deflate.ts';
+import { ScanlineCompressor, type PngDeflater } from './png-scanlines.ts';
 
 /** Rows [from, to) of a width × height cutout: the photo's and the matte's rows in, RGBA rows out. */
 export interface Band {
@@ -24,8 +25,11 @@ export interface Band {
   matte: Matte;
   cellsFrom?: number;
   coloursFrom?: number;
-  /** Where the rows go: RGBA bytes into `out` (every byte written), or compressed PNG image data. */
-  target: { kind: 'rgba'; out: Uint8Array } | { kind: 'png' };
+  /**
+   * Where the rows go: RGBA bytes into `out` (every byte written), or compressed PNG image data
+   * (deflated by png-deflate.ts unless the bench asks for zlib).
+   */
+  target: { kind: 'rgba'; out: Uint8Array } | { kind: 'png'; deflater?: PngDeflater };
 }
 
 /** What a composed band hands back: its RGBA rows, or its compressed PNG scanlines. */
@@ -81,17 +85,25 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandRes
   const curveAt = guided ? take(guided.curve.length) : 0;
   const settledAt = guided ? take(cw * cellsHeld) : 0;
   const coloursAt = colours ? take(6 * fw * coloursHeld * 4) : 0;
-  const rowBytes = width * (channels + 4 + 1) + (png ? width * 4 + 1 : 0);
+  const deflater = target.kind === 'png' ? (target.deflater ?? 'runs') : null;
+  const scanlineBytes = width * 4 + 1;
+  // A PNG chunk's scanlines, and for png-deflate.ts its tokens and the room its block may take (per row).
+  const rowBytes = width * (channels + 4 + 1) + (png ? scanlineBytes : 0) + (deflater === 'runs' ? DeflateStream.tokensSize(scanlineBytes) + Math.ceil((scanlineBytes * 15) / 8) : 0);
   const chunkRows = Math.max(1, Math.min(to - from, Math.floor(chunkBytes / rowBytes)));
   const pixelsAt = take(chunkRows * width * channels);
   const outAt = take(chunkRows * width * 4);
   const bytesAt = guided ? 0 : take(chunkRows * width);
-  const scanlinesAt = png ? take(chunkRows * (width * 4 + 1)) : 0;
+  const scanlinesAt = png ? take(chunkRows * scanlineBytes) : 0;
   const previousAt = png ? take(width * 4) : 0;
+  const runs = deflater === 'runs';
+  const stateAt = runs ? take(16) : 0;
+  const tablesAt = runs ? take(DeflateStream.tablesSize) : 0;
+  const tokensAt = runs ? take(DeflateStream.tokensSize(chunkRows * scanlineBytes)) : 0;
+  const deflatedAt = runs ? take(DeflateStream.blockBound(chunkRows * scanlineBytes)) : 0;
   const { kernels: k } = kernelsWith(0);
   const workAt = take(k.composeWorkSize(width, cw, fw));
   const { memory } = kernelsWith(end);
-  const compressor = png ? new ScanlineCompressor(k, width * 4, scanlinesAt, previousAt) : null;
+  const compressor = deflater ? new ScanlineCompressor(k, memory, width * 4, { scanlinesAt, previousAt, stateAt, tablesAt, tokensAt, outAt: deflatedAt }, deflater) : null;
   const planes = (at: number, list: Float32Array[]) => list.forEach((plane, i) => new Float32Array(memory, at + i * plane.length * 4, plane.length).set(plane));
   if (guided) {
     planes(coefficientsAt, [...guided.coefficients.a, guided.coefficients.b]);
@@ -112,5 +124,5 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandRes
     if (target.kind === 'rgba') target.out.set(new Uint8Array(memory, outAt, rows * width * 4), offset * 4);
     else compressor!.add(memory, outAt, rows);
   }
-  return target.kind === 'rgba' ? target : { kind: 'png', png: compressor!.finish() };
+  return target.kind === 'rgba' ? target : { kind: 'png', png: compressor!.finish(memory) };
 }

@@ -19,6 +19,7 @@ import type { GuidedSolver } from './guided-filter.ts';
 import type { StretchJob } from './kernels.ts';
 import type { Matte } from './matte.ts';
 import type { PngBand } from './png-file.ts';
+import type { PngDeflater } from './png-scanlines.ts';
 import { startThread } from './start-thread.ts';
 
 interface PoolThread {
@@ -183,8 +184,9 @@ export function bandLayout(height: number, threads: number): { rows: number; cou
 
 /**
  * Composes the cutout's rows band by band on the pool, each thread taking the next band when done
- * with its last; a band's copies are made only when a thread is ready for it, while the others work.
- * Results in the order of the rows.
+ * with its last. A thread's next band is copied out while it works on the one before, so that it
+ * does not wait for the copies: each thread holds at most two bands' copies. Results in the order
+ * of the rows.
  */
 async function composeInBands<K extends BandResult['kind']>(image: DecodedImage, matte: Matte, target: (rows: number) => Band['target'] & { kind: K }): Promise<Extract<BandResult, { kind: K }>[]> {
   const { height } = image;
@@ -192,12 +194,20 @@ async function composeInBands<K extends BandResult['kind']>(image: DecodedImage,
   const { rows, count } = bandLayout(height, threadCount);
   const results: Extract<BandResult, { kind: K }>[] = [];
   let next = 0;
+  const claim = (): { index: number; band: Band; kind: K } | null => {
+    if (next >= count) return null;
+    const index = next++;
+    const from = index * rows, to = Math.min(height, from + rows);
+    const spec = target(to - from);
+    return { index, band: bandOf(image, matte, from, to, spec), kind: spec.kind };
+  };
   await Promise.all(
     Array.from({ length: Math.min(threadCount, count) }, async (_, thread) => {
-      for (let index = next++; index < count; index = next++) {
-        const from = index * rows, to = Math.min(height, from + rows);
-        const spec = target(to - from);
-        results[index] = await runBand(thread, bandOf(image, matte, from, to, spec), spec.kind);
+      for (let current = claim(); current; ) {
+        const running = runBand(thread, current.band, current.kind);
+        const following = claim();
+        results[current.index] = await running;
+        current = following;
       }
     }),
   );
@@ -212,9 +222,10 @@ export async function composeCutout(image: DecodedImage, matte: Matte): Promise<
 
 /**
  * The cutout's PNG image data, each band composed and compressed in its thread (png-scanlines.ts),
- * top to bottom, for assemblePng: neither the full-size RGBA nor its encoding passes through this thread.
+ * top to bottom, for assemblePng: neither the full-size RGBA nor its encoding passes through this
+ * thread. `deflater`: the bench's comparison with zlib.
  */
-export async function compressBands(image: DecodedImage, matte: Matte): Promise<PngBand[]> {
-  const bands = await composeInBands(image, matte, () => ({ kind: 'png' }));
+export async function compressBands(image: DecodedImage, matte: Matte, deflater: PngDeflater = 'runs'): Promise<PngBand[]> {
+  const bands = await composeInBands(image, matte, () => ({ kind: 'png', deflater }));
   return bands.map((band) => band.png);
 }

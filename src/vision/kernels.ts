@@ -3,7 +3,8 @@
 // build` and `npm test` run first. Each thread that calls these gets its own instance on first use;
 // its memory grows to the largest job seen and is kept for the thread's life: 17 working-size
 // planes (~40 MB at 768²) for the guided filter, the fields plus chunks of 4 MB of rows to compose,
-// the model's input (3 MB) and the photo it is stretched from, and a chunk's PNG scanlines.
+// the model's input (3 MB) and the photo it is stretched from, and a chunk's PNG scanlines with their
+// deflate tokens and output.
 import fs from 'node:fs';
 
 /** The same file from src/vision (tests, benches) and from dist/vision (built). */
@@ -24,6 +25,8 @@ export interface KernelExports {
   stretchRgb(source: number, width: number, height: number, out: number, outWidth: number, outHeight: number, outStride: number, work: number): void;
   filterUp(pixels: number, rows: number, rowBytes: number, previous: number, out: number): void;
   adler32(data: number, length: number, adler: number): number;
+  deflateScan(data: number, length: number, counts: number, tokens: number): number;
+  deflateEmit(tokens: number, tokenCount: number, table: number, near: number, pixel: number, state: number): void;
 }
 
 let loaded: KernelExports | undefined;
@@ -32,7 +35,7 @@ function kernels(): KernelExports {
   if (loaded) return loaded;
   if (!fs.existsSync(wasmFile)) throw new Error(`${wasmFile.pathname} is missing: run \`npm run build:kernels\``);
   const exports = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasmFile))).exports as Partial<KernelExports>;
-  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'settleCells', 'composeWorkSize', 'composeRows', 'stretchRgb', 'filterUp', 'adler32'] as const;
+  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'settleCells', 'composeWorkSize', 'composeRows', 'stretchRgb', 'filterUp', 'adler32', 'deflateScan', 'deflateEmit'] as const;
   // The callers lay their data out from offset 0, so the module must hold none of its own there.
   if (!(exports.memory instanceof WebAssembly.Memory) || exports.memory.buffer.byteLength !== 0 || functions.some((name) => typeof exports[name] !== 'function')) {
     throw new Error(`${wasmFile.pathname} does not export the vision kernels as expected: rebuild it with \`npm run build:kernels\``);

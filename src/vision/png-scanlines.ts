@@ -1,41 +1,64 @@
 // A band's RGBA rows compressed into PNG image data in the band's own thread (see png-file.ts for
 // how the bands join), so that encoding a cutout runs on every core instead of on libpng's one:
 // each chunk of composed rows is filtered and checksummed in WebAssembly (kernels/png.ts) and
-// deflated by Node's zlib at level 1 (`npm run bench` prints time and size against sharp's PNG).
+// deflated as one block of literals and runs (png-deflate.ts) or, for the bench's comparison, by
+// Node's zlib at level 1 (`npm run bench` prints time and size of both against sharp's PNG).
 import zlib from 'node:zlib';
 import type { KernelExports } from './kernels.ts';
+import { DeflateStream } from './png-deflate.ts';
 import { pngChunk, type PngBand } from './png-file.ts';
+
+/** `runs`: png-deflate.ts, the product's; `zlib`: Node's zlib at level 1, what it replaced. */
+export type PngDeflater = 'runs' | 'zlib';
+
+/**
+ * The compressor's places in the kernels' memory: room for a chunk's scanlines (rows × (rowBytes +
+ * 1)), for one row (the last one of the chunk before) and, for `runs`, the deflate stream's (see
+ * DeflateStream: `tokensAt` and `outAt` sized for a chunk's scanlines).
+ */
+export interface ScanlinePlaces {
+  scanlinesAt: number;
+  previousAt: number;
+  stateAt: number;
+  tablesAt: number;
+  tokensAt: number;
+  outAt: number;
+}
 
 export class ScanlineCompressor {
   private readonly chunks: Buffer[] = [];
+  private readonly stream: DeflateStream | null;
   private adler = 1;
   private length = 0;
 
-  /**
-   * `scanlinesAt` and `previousAt` are the compressor's places in the kernels' memory: room for a
-   * chunk's scanlines (rows × (rowBytes + 1)) and for one row, the last one of the chunk before.
-   */
   constructor(
     private readonly kernels: KernelExports,
+    memory: ArrayBuffer,
     private readonly rowBytes: number,
-    private readonly scanlinesAt: number,
-    private readonly previousAt: number,
-  ) {}
+    private readonly places: ScanlinePlaces,
+    deflater: PngDeflater,
+  ) {
+    this.stream = deflater === 'runs' ? new DeflateStream(kernels, memory, places.stateAt, places.tablesAt, places.tokensAt, places.outAt) : null;
+  }
 
   /** Compresses the next `rows` RGBA rows of the band, which lie at `rowsAt` in the kernels' memory. */
   add(memory: ArrayBuffer, rowsAt: number, rows: number): void {
-    const { kernels: k, rowBytes, scanlinesAt, previousAt } = this;
+    const { kernels: k, rowBytes } = this;
+    const { scanlinesAt, previousAt } = this.places;
     k.filterUp(rowsAt, rows, rowBytes, this.length > 0 ? previousAt : 0, scanlinesAt);
     const bytes = rows * (rowBytes + 1);
     this.adler = k.adler32(scanlinesAt, bytes, this.adler) >>> 0;
     this.length += bytes;
-    const deflated = zlib.deflateRawSync(new Uint8Array(memory, scanlinesAt, bytes), { level: 1, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+    const deflated = this.stream
+      ? this.stream.block(memory, scanlinesAt, bytes)
+      : zlib.deflateRawSync(new Uint8Array(memory, scanlinesAt, bytes), { level: 1, finishFlush: zlib.constants.Z_SYNC_FLUSH });
     this.chunks.push(pngChunk('IDAT', deflated));
     new Uint8Array(memory).copyWithin(previousAt, rowsAt + (rows - 1) * rowBytes, rowsAt + rows * rowBytes);
   }
 
   /** The band's compressed scanlines, in a buffer of their own so that they can move to another thread. */
-  finish(): PngBand {
+  finish(memory: ArrayBuffer): PngBand {
+    if (this.stream) this.chunks.push(pngChunk('IDAT', this.stream.flush(memory)));
     const chunks = new Uint8Array(this.chunks.reduce((sum, chunk) => sum + chunk.length, 0));
     let at = 0;
     for (const chunk of this.chunks) {

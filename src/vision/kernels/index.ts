@@ -3,3 +3,4 @@ export { boxMean, guidedMatte, colourFields } from './planes';
 export { settleCells, composeWorkSize, composeRows } from './compose';
 export { stretchRgb } from './stretch';
 export { filterUp, adler32 } from './png';
+export { deflateScan, deflateEmit } from './deflate';

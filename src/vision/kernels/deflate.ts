@@ -1,0 +1,161 @@
+// AssemblyScript (see planes.ts): the scan and the bit packing of a deflate block for PNG scanlines
+// (../png-deflate.ts builds the Huffman codes and the block header). Filtered cutout rows are mostly
+// runs of one byte (zeros: clear background, Up-filtered flat areas, the alpha of opaque pixels
+// minus the row above), pixels that repeat the one before (smooth or enlarged photos), and photo
+// residuals that repeat too little for LZ77 to pay. So the only matches sought are at distance 1
+// (runs) and 4 (the pixel before), and everything else is a literal; zlib at level 1 hashes and
+// searches at every position for the few other matches it finds there.
+
+/** Shorter repeats stay literals: a match of 3 costs about what three short literals do. */
+const minMatch: i32 = 4;
+const maxMatch: i32 = 258;
+const endOfBlock: u32 = 256;
+/** Tokens above these are matches of (token − base) bytes at distance 1 and 4; below 256, literal bytes. */
+const nearToken: i32 = 256;
+const pixelToken: i32 = 1024;
+
+/**
+ * The tokens of `length` bytes at `data`, as u16 at `tokens`, and their literal/length symbols
+ * counted into `counts` (286 u32, added to). Where at least minMatch bytes repeat the pixel before
+ * (distance 4) or begin a run of one value (that byte as a literal, then the rest at distance 1),
+ * the longer of the two is a match; every other byte is a literal; nothing refers to bytes before
+ * `data`. The end of the block is the last token. Returns the number of tokens.
+ */
+export function deflateScan(data: usize, length: i32, counts: usize, tokens: usize): i32 {
+  const end = data + <usize>length;
+  let at = data;
+  let token = tokens;
+  while (at < end) {
+    // Up to 16 literals at once: the first position from which four bytes equal their predecessor
+    // (a run) or the bytes four before (a repeated pixel), from 32 + 16 comparisons.
+    if (end - at >= 33 && at - data >= 4) {
+      const near = <u32>i8x16.bitmask(i8x16.eq(v128.load(at), v128.load(at + 1))) | (<u32>i8x16.bitmask(i8x16.eq(v128.load(at + 16), v128.load(at + 17))) << 16);
+      const pixel = <u32>i8x16.bitmask(i8x16.eq(v128.load(at), v128.load(at - 4))) | (<u32>i8x16.bitmask(i8x16.eq(v128.load(at + 16), v128.load(at + 12))) << 16);
+      const starts = (near & (near >> 1) & (near >> 2)) | (pixel & (pixel >> 1) & (pixel >> 2) & (pixel >> 3));
+      const literals = <usize>min(ctz(starts), 16);
+      for (let i: usize = 0; i < literals; i++) {
+        const value = <u32>load<u8>(at + i);
+        count(counts, value);
+        store<u16>(token + (i << 1), <u16>value);
+      }
+      at += literals;
+      token += literals << 1;
+      if (literals == 16) continue;
+    }
+    const run = repeats(at, at + 1, end) + 1;
+    const pixelRun = at - data >= 4 ? repeats(at, at - 4, end) : 0;
+    if (run < <usize>minMatch && pixelRun < <usize>minMatch) {
+      count(counts, load<u8>(at));
+      store<u16>(token, <u16>load<u8>(at));
+      at++;
+      token += 2;
+      continue;
+    }
+    let rest: i32, base: i32;
+    if (pixelRun >= run) {
+      rest = <i32>pixelRun;
+      base = pixelToken;
+      at += pixelRun;
+    } else {
+      count(counts, load<u8>(at));
+      store<u16>(token, <u16>load<u8>(at));
+      token += 2;
+      rest = <i32>run - 1;
+      base = nearToken;
+      at += run;
+    }
+    while (rest > 0) {
+      // Never leave 1 or 2 bytes behind a full-length match: they could not form a match of their own.
+      let piece = min(rest, maxMatch);
+      if (rest > maxMatch && rest - maxMatch < 3) piece = rest - 3;
+      count(counts, lengthSymbol(piece) & 0x1ff);
+      store<u16>(token, <u16>(base + piece));
+      token += 2;
+      rest -= piece;
+    }
+  }
+  count(counts, endOfBlock);
+  store<u16>(token, <u16>endOfBlock);
+  return <i32>((token - tokens) >> 1) + 1;
+}
+
+/** How many bytes from `at` on (before `end`) equal those from `from` on (from < at, or at + 1), 16 compared at a time while they can be. */
+function repeats(at: usize, from: usize, end: usize): usize {
+  let n: usize = 0;
+  const last = max(at, from);
+  while (end - (last + n) >= 16) {
+    const equal = <u32>i8x16.bitmask(i8x16.eq(v128.load(at + n), v128.load(from + n)));
+    if (equal != 0xffff) return n + <usize>ctz(~equal);
+    n += 16;
+  }
+  while (last + n < end && load<u8>(at + n) == load<u8>(from + n)) n++;
+  return n;
+}
+
+/**
+ * Writes `tokenCount` tokens from `tokens` (deflateScan's, the end of block last) to the bit stream
+ * whose state is at `state` (u32 output address, u32 bit count, u64 pending bits, LSB first; fewer
+ * than 8 pending before and after). It may store up to 8 bytes past the last whole byte written.
+ * `table` holds a code for each of the 286 literal/length symbols, `near` and `pixel` those of the
+ * distance 1 and 4, each packed as the bits (reversed for LSB-first output) in the low 16 and the
+ * length in the high 16.
+ */
+export function deflateEmit(tokens: usize, tokenCount: i32, table: usize, near: u32, pixel: u32, state: usize): void {
+  let out = <usize>load<u32>(state);
+  let pending: u32 = load<u32>(state + 4);
+  let bits: u64 = load<u64>(state + 8);
+  const end = tokens + (<usize>tokenCount << 1);
+  for (let token = tokens; token < end; token += 2) {
+    const t = <i32>load<u16>(token);
+    // A literal's code, or a match's length code with its extra bits and the distance code (one
+    // bit: the distance code has two symbols, png-deflate.ts): at most 15 + 5 + 1 bits.
+    let packed: u64;
+    let width: u32;
+    if (t <= nearToken) {
+      const code = load<u32>(table + (<usize>t << 2));
+      packed = <u64>(code & 0xffff);
+      width = code >>> 16;
+    } else {
+      const distance = t < pixelToken ? near : pixel;
+      const symbolAndExtra = lengthSymbol(t - (t < pixelToken ? nearToken : pixelToken));
+      const code = load<u32>(table + (<usize>(symbolAndExtra & 0x1ff) << 2));
+      const extraBits = (symbolAndExtra >>> 9) & 7;
+      packed = <u64>(code & 0xffff) | (<u64>(symbolAndExtra >>> 12) << (code >>> 16)) | (<u64>(distance & 0xffff) << ((code >>> 16) + extraBits));
+      width = (code >>> 16) + extraBits + (distance >>> 16);
+    }
+    // Whole bytes written after every token, without a branch (eight stored, the rest overwritten
+    // later): the pending bits stay fewer than 8, so a token's bits always fit.
+    bits |= packed << pending;
+    pending += width;
+    store<u64>(out, bits);
+    const bytes = pending >> 3;
+    out += <usize>bytes;
+    bits >>= <u64>(bytes << 3);
+    pending &= 7;
+  }
+  store<u32>(state, <u32>out);
+  store<u32>(state + 4, pending);
+  store<u64>(state + 8, bits);
+}
+
+// @ts-ignore: decorator
+@inline
+function count(counts: usize, symbol: u32): void {
+  const at = counts + (<usize>symbol << 2);
+  store<u32>(at, load<u32>(at) + 1);
+}
+
+/**
+ * The length symbol of a match of `length` (3…258) (RFC 1951, 3.2.5), with its extra bits: symbol in
+ * bits 0–8, extra bit count in 9–11, extra bits from 12 on.
+ */
+// @ts-ignore: decorator
+@inline
+function lengthSymbol(length: i32): u32 {
+  if (length == maxMatch) return 285;
+  if (length <= 10) return <u32>(254 + length);
+  const x = length - 3;
+  const extraBits = 29 - <i32>clz(x);
+  const symbol = 261 + 4 * extraBits + ((x >> extraBits) - 4);
+  return <u32>symbol | (<u32>extraBits << 9) | (<u32>(x & ((1 << extraBits) - 1)) << 12);
+}

@@ -1,0 +1,229 @@
+// Deflate for a band's PNG scanlines (RFC 1951): one block with Huffman codes of its own per chunk
+// of rows, whose tokens are literals, runs and repeated pixels (kernels/deflate.ts scans and packs
+// them; this module builds the codes and writes the block header). `npm run bench` compares it with zlib at level 1
+// in the same bands, and with sharp's PNG.
+import type { KernelExports } from './kernels.ts';
+
+const literalLengthSymbols = 286;
+/** The order in which a dynamic block lists its code-length code's lengths (RFC 1951, 3.2.7). */
+const codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+
+/**
+ * Huffman code lengths for `counts` of at most `limit` bits, 0 for a symbol never used. A symbol
+ * with less than 1/F(limit + 2) of the total (F: Fibonacci) could end up deeper than the limit, so
+ * every count is first raised to that share (rare symbols get codes a little shorter than optimal),
+ * and in the rare case that the code is still too long the counts are halved until it fits.
+ */
+export function codeLengths(counts: ArrayLike<number>, limit: number): Uint8Array {
+  const lengths = new Uint8Array(counts.length);
+  const used: number[] = [];
+  let total = 0;
+  for (let symbol = 0; symbol < counts.length; symbol++) {
+    if (counts[symbol]! > 0) used.push(symbol);
+    total += counts[symbol]!;
+  }
+  // A code of one symbol still takes one bit, and a second length-1 code keeps it complete, as inflaters require.
+  if (used.length === 1) {
+    lengths[used[0]!] = 1;
+    lengths[used[0] === 0 ? 1 : 0] = 1;
+  }
+  if (used.length <= 1) return lengths;
+  const least = Math.ceil(total / fibonacci(limit + 5));
+  let weights = used.map((symbol) => Math.max(counts[symbol]!, least));
+  for (;;) {
+    const depths = huffmanDepths(weights);
+    if (depths.every((depth) => depth <= limit)) {
+      used.forEach((symbol, i) => (lengths[symbol] = depths[i]!));
+      return lengths;
+    }
+    weights = weights.map((w) => Math.max(1, w >> 1));
+  }
+}
+
+function fibonacci(n: number): number {
+  let [a, b] = [0, 1];
+  for (let i = 0; i < n; i++) [a, b] = [b, a + b];
+  return a;
+}
+
+/** The depth of each leaf in a Huffman tree over `weights` (at least two), merged from two sorted queues. */
+function huffmanDepths(weights: number[]): number[] {
+  const leaves = weights.map((w, i) => i).sort((a, b) => weights[a]! - weights[b]! || a - b);
+  const weight = [...weights];
+  const parent = new Array<number>(2 * weights.length - 1).fill(-1);
+  let leaf = 0;
+  let inner = weights.length;
+  const lightest = (): number => (leaf < leaves.length && (inner >= weight.length || weight[leaves[leaf]!]! <= weight[inner]!) ? leaves[leaf++]! : inner++);
+  while (weight.length < parent.length) {
+    const [a, b] = [lightest(), lightest()];
+    parent[a] = parent[b] = weight.length;
+    weight.push(weight[a]! + weight[b]!);
+  }
+  const depth = new Array<number>(parent.length).fill(0);
+  for (let node = parent.length - 2; node >= 0; node--) depth[node] = depth[parent[node]!]! + 1;
+  return depth.slice(0, weights.length);
+}
+
+/** The canonical codes for `lengths` (RFC 1951, 3.2.2), each packed as the kernel puts it: bits reversed for LSB-first output in the low 16, length in the high 16. */
+export function packedCodes(lengths: Uint8Array): Uint32Array {
+  const perLength = new Array<number>(16).fill(0);
+  for (const length of lengths) if (length > 0) perLength[length]!++;
+  const next = new Array<number>(16).fill(0);
+  for (let length = 1, code = 0; length < 16; length++) {
+    code = (code + perLength[length - 1]!) << 1;
+    next[length] = code;
+  }
+  return Uint32Array.from(lengths, (length) => {
+    if (length === 0) return 0;
+    const code = next[length]!++;
+    let reversed = 0;
+    for (let i = 0; i < length; i++) reversed |= ((code >> i) & 1) << (length - 1 - i);
+    return reversed | (length << 16);
+  });
+}
+
+function lastIndexWhere(values: ArrayLike<number>, test: (value: number) => boolean): number {
+  for (let i = values.length - 1; i >= 0; i--) if (test(values[i]!)) return i;
+  return -1;
+}
+
+/** The lengths as code-length symbols (RFC 1951, 3.2.7): [symbol, extra bits, extra bit count] with runs as 16, 17 and 18. */
+function codeLengthTokens(lengths: Uint8Array): [number, number, number][] {
+  const tokens: [number, number, number][] = [];
+  for (let i = 0; i < lengths.length; ) {
+    const value = lengths[i]!;
+    let run = 1;
+    while (i + run < lengths.length && lengths[i + run] === value) run++;
+    i += run;
+    if (value === 0) {
+      for (; run >= 11; run -= Math.min(run, 138)) tokens.push([18, Math.min(run, 138) - 11, 7]);
+      if (run >= 3) tokens.push([17, run - 3, 3]);
+      else for (; run > 0; run--) tokens.push([0, 0, 0]);
+      continue;
+    }
+    tokens.push([value, 0, 0]);
+    for (run--; run >= 3; run -= Math.min(run, 6)) tokens.push([16, Math.min(run, 6) - 3, 2]);
+    for (; run > 0; run--) tokens.push([value, 0, 0]);
+  }
+  return tokens;
+}
+
+/**
+ * A deflate stream written a block per call, each ending mid-byte; `flush` ends it byte-aligned and
+ * not final, as zlib's Z_SYNC_FLUSH does, so that streams written in separate threads join into one.
+ * Its places in the kernels' memory: `stateAt` (16 bytes), `tablesAt` (tablesSize) and, for the
+ * largest block, `tokensAt` (tokensSize) and `outAt` (blockBound).
+ */
+export class DeflateStream {
+  constructor(
+    private readonly kernels: KernelExports,
+    memory: ArrayBuffer,
+    private readonly stateAt: number,
+    private readonly tablesAt: number,
+    private readonly tokensAt: number,
+    private readonly outAt: number,
+  ) {
+    // The memory is the thread's and was used before: the stream starts empty at the output area.
+    new DataView(memory).setUint32(stateAt, outAt, true);
+    new DataView(memory).setUint32(stateAt + 4, 0, true);
+    new DataView(memory).setBigUint64(stateAt + 8, 0n, true);
+  }
+
+  /** Bytes of the kernels' memory at tablesAt. */
+  static readonly tablesSize = 2 * literalLengthSymbols * 4;
+
+  /** Room for the tokens of `length` bytes: one u16 per byte at most, and the end of the block. */
+  static tokensSize(length: number): number {
+    return 2 * length + 2;
+  }
+
+  /** Output room a block of `length` bytes can need: at most 15 bits per byte, and its header. */
+  static blockBound(length: number): number {
+    return Math.ceil((length * 15) / 8) + 1024;
+  }
+
+  /** The stream's next block for `length` bytes at `dataAt`; returns its whole bytes written so far (a view, valid until the next call). */
+  block(memory: ArrayBuffer, dataAt: number, length: number): Uint8Array {
+    const k = this.kernels;
+    const countsAt = this.tablesAt;
+    const tableAt = this.tablesAt + literalLengthSymbols * 4;
+    const counts = new Uint32Array(memory, countsAt, literalLengthSymbols).fill(0);
+    const tokenCount = k.deflateScan(dataAt, length, countsAt, this.tokensAt);
+    const literals = codeLengths(counts, 15);
+    const literalCount = Math.max(257, lastIndexWhere(literals, (length) => length > 0) + 1);
+    // Matches are at distance 1 (distance code 0) or 4 (code 3): one bit each.
+    const distances = Uint8Array.of(1, 0, 0, 1);
+    const distanceCodes = packedCodes(distances);
+    const tokens = codeLengthTokens(Uint8Array.from([...literals.subarray(0, literalCount), ...distances]));
+    const tokenCounts = new Array<number>(19).fill(0);
+    for (const [symbol] of tokens) tokenCounts[symbol]!++;
+    const tokenLengths = codeLengths(tokenCounts, 7);
+    const tokenCodes = packedCodes(tokenLengths);
+    const listed = Math.max(4, lastIndexWhere(codeLengthOrder, (symbol) => tokenLengths[symbol]! > 0) + 1);
+
+    const writer = this.writer(memory);
+    writer.put(0, 1);
+    writer.put(2, 2);
+    writer.put(literalCount - 257, 5);
+    writer.put(distances.length - 1, 5);
+    writer.put(listed - 4, 4);
+    for (const symbol of codeLengthOrder.slice(0, listed)) writer.put(tokenLengths[symbol]!, 3);
+    for (const [symbol, extra, extraBits] of tokens) {
+      writer.code(tokenCodes[symbol]!);
+      writer.put(extra, extraBits);
+    }
+    writer.save();
+    new Uint32Array(memory, tableAt, literalLengthSymbols).set(packedCodes(literals));
+    k.deflateEmit(this.tokensAt, tokenCount, tableAt, distanceCodes[0]!, distanceCodes[3]!, this.stateAt);
+    return this.taken(memory);
+  }
+
+  /** Ends the stream byte-aligned and not final (an empty stored block); returns its last bytes. */
+  flush(memory: ArrayBuffer): Uint8Array {
+    const writer = this.writer(memory);
+    writer.put(0, 3);
+    writer.align();
+    for (const byte of [0, 0, 0xff, 0xff]) writer.put(byte, 8);
+    writer.save();
+    return this.taken(memory);
+  }
+
+  /** The whole bytes written since the last call, from the start of the output area, which they leave for the next. */
+  private taken(memory: ArrayBuffer): Uint8Array {
+    const state = new Uint32Array(memory, this.stateAt, 2);
+    const bytes = new Uint8Array(memory, this.outAt, state[0]! - this.outAt);
+    state[0] = this.outAt;
+    return bytes;
+  }
+
+  /** A JavaScript writer on the same bit stream as the kernel (its state at stateAt: address, bit count, pending bits). */
+  private writer(memory: ArrayBuffer) {
+    const view = new DataView(memory);
+    const { stateAt } = this;
+    let out = view.getUint32(stateAt, true);
+    let count = view.getUint32(stateAt + 4, true);
+    let bits = view.getUint32(stateAt + 8, true);
+    const bytes = new Uint8Array(memory);
+    const put = (value: number, width: number): void => {
+      bits |= value << count;
+      count += width;
+      while (count >= 8) {
+        bytes[out++] = bits & 0xff;
+        bits >>>= 8;
+        count -= 8;
+      }
+    };
+    return {
+      put,
+      code: (packed: number) => put(packed & 0xffff, packed >>> 16),
+      align: () => {
+        if (count > 0) put(0, 8 - count);
+      },
+      save: () => {
+        view.setUint32(stateAt, out, true);
+        view.setUint32(stateAt + 4, count, true);
+        view.setBigUint64(stateAt + 8, BigInt(bits), true);
+      },
+    };
+  }
+}

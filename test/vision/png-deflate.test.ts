@@ -1,0 +1,110 @@
+// The deflate encoder for PNG scanlines (png-deflate.ts, kernels/deflate.ts): what it writes inflates
+// to the bytes given, whatever they are, block after block and stream after stream.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import zlib from 'node:zlib';
+import { kernelsWith } from '../../src/vision/kernels.ts';
+import { codeLengths, DeflateStream, packedCodes } from '../../src/vision/png-deflate.ts';
+
+/** Deterministic bytes, so a failure reproduces. */
+function pseudoRandom(count: number, seed: number): Uint8Array {
+  let state = seed;
+  return Uint8Array.from({ length: count }, () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state >>> 23;
+  });
+}
+
+/**
+ * Each of `blocks` deflated as one block of a stream, then the stream flushed: the stream's bytes.
+ * The memory around the data holds `around` (left there by an earlier stream, say).
+ */
+function deflate(blocks: Uint8Array[], around = 0xa5): Buffer {
+  const largest = Math.max(1, ...blocks.map((b) => b.length));
+  const dataAt = 64;
+  const stateAt = dataAt + Math.ceil(largest / 16) * 16;
+  const tablesAt = stateAt + 16;
+  const tokensAt = tablesAt + DeflateStream.tablesSize;
+  const outAt = tokensAt + Math.ceil(DeflateStream.tokensSize(largest) / 16) * 16;
+  const { kernels, memory } = kernelsWith(outAt + DeflateStream.blockBound(largest));
+  new Uint8Array(memory).fill(around, 0, outAt + DeflateStream.blockBound(largest));
+  const stream = new DeflateStream(kernels, memory, stateAt, tablesAt, tokensAt, outAt);
+  const parts = blocks.map((block) => {
+    new Uint8Array(memory, dataAt, block.length).set(block);
+    return Buffer.from(stream.block(memory, dataAt, block.length));
+  });
+  parts.push(Buffer.from(stream.flush(memory)));
+  return Buffer.concat(parts);
+}
+
+/** A stream ends byte-aligned and not final; the empty final block a PNG file adds (png-file.ts) ends it. */
+function inflate(stream: Buffer): Buffer {
+  return zlib.inflateRawSync(Buffer.concat([stream, Buffer.of(0x03, 0x00)]));
+}
+
+describe('deflate for PNG scanlines', () => {
+  const cases: [string, Uint8Array][] = [
+    ['nothing', new Uint8Array(0)],
+    ['one byte', Uint8Array.of(7)],
+    ['three equal bytes', Uint8Array.of(0, 0, 0)],
+    ['four equal bytes', Uint8Array.of(9, 9, 9, 9)],
+    ['a run just past a full-length match', new Uint8Array(1 + 258 + 2)],
+    ['runs of every length from 1 to 600', Uint8Array.from(Array.from({ length: 600 }, (_, n) => new Array<number>(n + 1).fill(n % 251)).flat())],
+    ['random bytes', pseudoRandom(100_003, 1)],
+    ['pixels repeating the one before, with changes', Uint8Array.from({ length: 90_001 }, (_, i) => (i % 4 === 3 ? 0 : ((i >> 5) * 37 + (i % 4) * 11) & 255))],
+    ['zeros with scattered values', Uint8Array.from(pseudoRandom(70_000, 2), (v) => (v > 240 ? v : 0))],
+  ];
+  for (const [name, bytes] of cases) {
+    it(`inflates back to the bytes given: ${name}`, () => {
+      const stream = deflate([bytes]);
+      assert.ok(inflate(stream).equals(bytes));
+      // Ended as zlib's sync flush ends a stream: an empty stored block.
+      assert.deepEqual([...stream.subarray(-4)], [0, 0, 0xff, 0xff]);
+      assert.ok(stream.length <= DeflateStream.blockBound(bytes.length) + 5);
+    });
+  }
+
+  it('writes smaller output than the input where bytes repeat, and not much larger where they do not', () => {
+    assert.ok(deflate([new Uint8Array(100_000)]).length < 1_000);
+    assert.ok(deflate([pseudoRandom(100_000, 3)]).length < 100_000 * 1.01 + 300);
+  });
+
+  it('continues a stream block after block, each block mid-byte where the last ended', () => {
+    const blocks = [pseudoRandom(5_000, 4), new Uint8Array(3_000), Uint8Array.of(1, 2, 3), pseudoRandom(17, 5).map((v) => v & 3)];
+    assert.ok(inflate(deflate(blocks)).equals(Buffer.concat(blocks)));
+  });
+
+  it('makes streams that join: nothing refers to bytes before its own data', () => {
+    // Were the second stream to copy from before its start, where its thread's memory holds zeros
+    // like its data, the joined stream would copy the first one's bytes instead.
+    const first = pseudoRandom(1_000, 6);
+    const second = new Uint8Array(2_000);
+    const joined = Buffer.concat([deflate([first]), deflate([second], 0)]);
+    assert.ok(inflate(joined).equals(Buffer.concat([first, second])));
+  });
+});
+
+describe('the Huffman codes of a block', () => {
+  it('are canonical and sent LSB first (RFC 1951 3.2.2: lengths 3,3,3,3,3,2,4,4 give 010 … 1111)', () => {
+    const codes = packedCodes(Uint8Array.of(3, 3, 3, 3, 3, 2, 4, 4));
+    const written = [...codes].map((packed) => {
+      const length = packed >>> 16;
+      let code = 0;
+      for (let i = 0; i < length; i++) code |= ((packed >> i) & 1) << (length - 1 - i);
+      return code.toString(2).padStart(length, '0');
+    });
+    assert.deepEqual(written, ['010', '011', '100', '101', '110', '00', '1110', '1111']);
+  });
+
+  it('stay within the length limit and complete, even for counts that would make a deep tree', () => {
+    const fibonacci = [1, 1];
+    while (fibonacci.length < 40) fibonacci.push(fibonacci.at(-1)! + fibonacci.at(-2)!);
+    for (const [counts, limit] of [[fibonacci, 15], [fibonacci.slice(0, 19), 7], [[1000, 100, 10, 1], 2], [[5, 0, 0, 9], 15], [[0, 12], 7]] as const) {
+      const lengths = codeLengths(counts, limit);
+      assert.ok(Math.max(...lengths) <= limit, `longest ${Math.max(...lengths)} over ${limit}`);
+      assert.ok(counts.every((count, symbol) => count === 0 || lengths[symbol]! > 0), 'every used symbol has a code');
+      const kraft = [...lengths].reduce((sum, length) => sum + (length > 0 ? 2 ** -length : 0), 0);
+      assert.equal(kraft, 1, 'the code is complete');
+    }
+  });
+});
