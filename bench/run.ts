@@ -11,6 +11,8 @@ import { fixed, median, p95, printTable } from './stats.ts';
 const quick = process.argv.includes('--quick');
 const fixturePasses = quick ? 1 : 5;
 const bigRuns = quick ? 3 : 5;
+/** The PNG encoders' comparison is quick per run and noisy on a shared host: more runs. */
+const pngRuns = quick ? 9 : 15;
 const throughputImages = quick ? 6 : 14;
 
 /** This environment without the allocator variables: glibc's defaults. */
@@ -109,7 +111,7 @@ async function main(): Promise<void> {
   process.stdout.write('PNG encoders: ours-standard… ');
   const bigOnes = images.filter((i) => i.group !== 'fixtures');
   const pngFixtures = images.filter((i) => i.group === 'fixtures').slice(0, 4);
-  const png = (await runChild({ kind: 'png', side: 'ours-standard', images: [...pngFixtures, ...bigOnes], runs: bigRuns })).pngSamples ?? [];
+  const png = (await runChild({ kind: 'png', side: 'ours-standard', images: [...pngFixtures, ...bigOnes], runs: pngRuns })).pngSamples ?? [];
   console.log('done');
   console.log(
     'PNG from the same matte, median ms and bytes, composed and compressed in the band threads: deflated as literals and runs (shipped, png-deflate.ts) and by zlib at level 1 (before);',
