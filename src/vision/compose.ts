@@ -87,8 +87,9 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandRes
   const coloursAt = colours ? take(6 * fw * coloursHeld * 4) : 0;
   const deflater = target.kind === 'png' ? (target.deflater ?? 'runs') : null;
   const scanlineBytes = width * 4 + 1;
-  // A PNG chunk's scanlines, and for png-deflate.ts its tokens and the room its block may take (per row).
-  const rowBytes = width * (channels + 4 + 1) + (png ? scanlineBytes : 0) + (deflater === 'runs' ? DeflateStream.tokensSize(scanlineBytes) + Math.ceil((scanlineBytes * 15) / 8) : 0);
+  // A PNG chunk's scanlines, and for png-deflate.ts their tokens and the room their block may take, per row.
+  const deflateBytes = deflater === 'runs' ? DeflateStream.tokensSize(scanlineBytes) + Math.ceil((scanlineBytes * 15) / 8) : 0;
+  const rowBytes = width * (channels + 4 + 1) + (png ? scanlineBytes : 0) + deflateBytes;
   const chunkRows = Math.max(1, Math.min(to - from, Math.floor(chunkBytes / rowBytes)));
   const pixelsAt = take(chunkRows * width * channels);
   const outAt = take(chunkRows * width * 4);

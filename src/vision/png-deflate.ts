@@ -1,7 +1,7 @@
 // Deflate for a band's PNG scanlines (RFC 1951): one block with Huffman codes of its own per chunk
 // of rows, whose tokens are literals, runs and repeated pixels (kernels/deflate.ts scans and packs
-// them; this module builds the codes and writes the block header). `npm run bench` compares it with zlib at level 1
-// in the same bands, and with sharp's PNG.
+// them; this module builds the codes and writes the block header). `npm run bench` compares it
+// with zlib at level 1 in the same bands, and with sharp's PNG.
 import type { KernelExports } from './kernels.ts';
 
 const literalLengthSymbols = 286;
@@ -9,10 +9,11 @@ const literalLengthSymbols = 286;
 const codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
 
 /**
- * Huffman code lengths for `counts` of at most `limit` bits, 0 for a symbol never used. A symbol
- * with less than 1/F(limit + 2) of the total (F: Fibonacci) could end up deeper than the limit, so
- * every count is first raised to that share (rare symbols get codes a little shorter than optimal),
- * and in the rare case that the code is still too long the counts are halved until it fits.
+ * Huffman code lengths for `counts` of at most `limit` bits, 0 for a symbol never used. Only a
+ * symbol with less than 1/F(limit + 2) of the total (F: Fibonacci) can end up deeper than the limit;
+ * every count is first raised to 1/F(limit + 5) of the total, which keeps most codes within it at
+ * little cost (raised to 1/F(limit + 2), the rare symbols' codes made the files 11% larger), and
+ * where the code is still too long the counts are halved until it fits.
  */
 export function codeLengths(counts: ArrayLike<number>, limit: number): Uint8Array {
   const lengths = new Uint8Array(counts.length);
@@ -162,6 +163,7 @@ export class DeflateStream {
     const listed = Math.max(4, lastIndexWhere(codeLengthOrder, (symbol) => tokenLengths[symbol]! > 0) + 1);
 
     const writer = this.writer(memory);
+    // Not the last block (the file ends the stream, png-file.ts); Huffman codes of its own (type 2).
     writer.put(0, 1);
     writer.put(2, 2);
     writer.put(literalCount - 257, 5);

@@ -1,8 +1,8 @@
 // The PNG file around image data that the band threads compressed in parallel (png-scanlines.ts).
 // A PNG's pixels are one zlib stream, which may be split across IDAT chunks anywhere. Each band
-// brings raw deflate data that ends byte-aligned and not final (zlib's sync flush), so the bands'
-// data can follow one another; the file adds the zlib header before them and, after them, an empty
-// final block and the Adler-32 of all scanlines, combined from the bands' own.
+// brings raw deflate data that ends byte-aligned and not final (as zlib's sync flush ends it), so
+// the bands' data can follow one another; the file adds the zlib header before them and, after
+// them, an empty final block and the Adler-32 of all scanlines, combined from the bands' own.
 import zlib from 'node:zlib';
 
 /** One band's compressed scanlines. */

@@ -1,8 +1,9 @@
 // A band's RGBA rows compressed into PNG image data in the band's own thread (see png-file.ts for
 // how the bands join), so that encoding a cutout runs on every core instead of on libpng's one:
 // each chunk of composed rows is filtered and checksummed in WebAssembly (kernels/png.ts) and
-// deflated as one block of literals and runs (png-deflate.ts) or, for the bench's comparison, by
-// Node's zlib at level 1 (`npm run bench` prints time and size of both against sharp's PNG).
+// deflated as one block of literals, runs and repeated pixels (png-deflate.ts) or, for the bench's
+// comparison, by Node's zlib at level 1 (`npm run bench` prints time and size of both against
+// sharp's PNG).
 import zlib from 'node:zlib';
 import type { KernelExports } from './kernels.ts';
 import { DeflateStream } from './png-deflate.ts';
