@@ -29,31 +29,34 @@ function pseudoRandom(count: number, seed: number): Float32Array {
   });
 }
 
-/** x → Conv 3×3 → Relu → Conv 1×1 → y: one Conv + Relu to quantise, and one producing logits that stays fp32. */
-function tinyModel(): Uint8Array {
-  const value = (name: string, dims: number[]) => ({ name, type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => ({ dimValue: d })) } } } });
-  const tensor = (name: string, dims: number[], values: Float32Array) => ({ name, dataType: FLOAT, dims, rawData: new Uint8Array(values.buffer) });
-  const ints = (name: string, values: number[]) => ({ name, type: onnx.AttributeProto.AttributeType.INTS, ints: values });
+const tensor = (name: string, dims: number[], values: Float32Array) => ({ name, dataType: FLOAT, dims, rawData: new Uint8Array(values.buffer) });
+const ints = (name: string, values: number[]) => ({ name, type: onnx.AttributeProto.AttributeType.INTS, ints: values });
+
+/** An fp32 model of `graph` (its nodes and initializers) from `input` to `output` of the shapes given. */
+function modelOf(name: string, inputDims: number[], outputDims: number[], graph: Pick<onnxProto.onnx.IGraphProto, 'initializer' | 'node'>): Uint8Array {
+  const value = (valueName: string, dims: number[]) => ({ name: valueName, type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => ({ dimValue: d })) } } } });
   return onnx.ModelProto.encode({
     irVersion: 8,
     opsetImport: [{ domain: '', version: 15 }],
-    graph: {
-      name: 'tiny',
-      input: [value('input', [1, 3, 16, 16])],
-      output: [value('output', [1, 2, 16, 16])],
-      initializer: [
-        tensor('w1', [8, 3, 3, 3], pseudoRandom(8 * 27, 1)),
-        tensor('b1', [8], pseudoRandom(8, 2)),
-        tensor('w2', [2, 8, 1, 1], pseudoRandom(16, 3)),
-        tensor('b2', [2], pseudoRandom(2, 4)),
-      ],
-      node: [
-        { opType: 'Conv', name: 'conv1', input: ['input', 'w1', 'b1'], output: ['c1'], attribute: [ints('pads', [1, 1, 1, 1]), ints('kernel_shape', [3, 3])] },
-        { opType: 'Relu', name: 'relu1', input: ['c1'], output: ['r1'] },
-        { opType: 'Conv', name: 'conv2', input: ['r1', 'w2', 'b2'], output: ['output'], attribute: [ints('kernel_shape', [1, 1])] },
-      ],
-    },
+    graph: { name, input: [value('input', inputDims)], output: [value('output', outputDims)], ...graph },
   }).finish();
+}
+
+/** x → Conv 3×3 → Relu → Conv 1×1 → y: one Conv + Relu to quantise, and one producing logits that stays fp32. */
+function tinyModel(): Uint8Array {
+  return modelOf('tiny', [1, 3, 16, 16], [1, 2, 16, 16], {
+    initializer: [
+      tensor('w1', [8, 3, 3, 3], pseudoRandom(8 * 27, 1)),
+      tensor('b1', [8], pseudoRandom(8, 2)),
+      tensor('w2', [2, 8, 1, 1], pseudoRandom(16, 3)),
+      tensor('b2', [2], pseudoRandom(2, 4)),
+    ],
+    node: [
+      { opType: 'Conv', name: 'conv1', input: ['input', 'w1', 'b1'], output: ['c1'], attribute: [ints('pads', [1, 1, 1, 1]), ints('kernel_shape', [3, 3])] },
+      { opType: 'Relu', name: 'relu1', input: ['c1'], output: ['r1'] },
+      { opType: 'Conv', name: 'conv2', input: ['r1', 'w2', 'b2'], output: ['output'], attribute: [ints('kernel_shape', [1, 1])] },
+    ],
+  });
 }
 
 /**
@@ -61,9 +64,6 @@ function tinyModel(): Uint8Array {
  * rb ‖ rc, each followed by a Conv producing logits, summed.
  */
 function concatModel(): Uint8Array {
-  const value = (name: string, dims: number[]) => ({ name, type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => ({ dimValue: d })) } } } });
-  const tensor = (name: string, dims: number[], values: Float32Array) => ({ name, dataType: FLOAT, dims, rawData: new Uint8Array(values.buffer) });
-  const ints = (name: string, values: number[]) => ({ name, type: onnx.AttributeProto.AttributeType.INTS, ints: values });
   // [name, input, output, output channels, weight scale]: the scales give the layers different
   // ranges, the last (rc, joined to ra only through rb) the widest.
   const layers = [
@@ -75,26 +75,20 @@ function concatModel(): Uint8Array {
   ] as const;
   const channels = (name: string) => (name === 'input' ? 3 : name.startsWith('cat') ? 8 : 4);
   const conv = ([name, input, output]: (typeof layers)[number]) => ({ opType: 'Conv', name, input: [input, `${name}_w`, `${name}_b`], output: [output], attribute: [ints('kernel_shape', [1, 1])] });
-  return onnx.ModelProto.encode({
-    irVersion: 8,
-    opsetImport: [{ domain: '', version: 15 }],
-    graph: {
-      name: 'concats',
-      input: [value('input', [1, 3, 8, 8])],
-      output: [value('output', [1, 2, 8, 8])],
-      initializer: layers.flatMap(([name, input, , outs, scale], i) => [
-        tensor(`${name}_w`, [outs, channels(input), 1, 1], pseudoRandom(outs * channels(input), 20 + i).map((v) => v * scale)),
-        tensor(`${name}_b`, [outs], pseudoRandom(outs, 40 + i)),
-      ]),
-      node: [
-        ...layers.slice(0, 3).flatMap((layer) => [conv(layer), { opType: 'Relu', name: `relu_${layer[2]}`, input: [layer[2]], output: [`r${layer[2]}`] }]),
-        { opType: 'Concat', name: 'concat1', input: ['ra', 'rb'], output: ['cat1'], attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 1 }] },
-        { opType: 'Concat', name: 'concat2', input: ['rb', 'rc'], output: ['cat2'], attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 1 }] },
-        ...layers.slice(3).map(conv),
-        { opType: 'Add', name: 'sum', input: ['d', 'e'], output: ['output'] },
-      ],
-    },
-  }).finish();
+  const axis = { name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 1 };
+  return modelOf('concats', [1, 3, 8, 8], [1, 2, 8, 8], {
+    initializer: layers.flatMap(([name, input, , outs, scale], i) => [
+      tensor(`${name}_w`, [outs, channels(input), 1, 1], pseudoRandom(outs * channels(input), 20 + i).map((v) => v * scale)),
+      tensor(`${name}_b`, [outs], pseudoRandom(outs, 40 + i)),
+    ]),
+    node: [
+      ...layers.slice(0, 3).flatMap((layer) => [conv(layer), { opType: 'Relu', name: `relu_${layer[2]}`, input: [layer[2]], output: [`r${layer[2]}`] }]),
+      { opType: 'Concat', name: 'concat1', input: ['ra', 'rb'], output: ['cat1'], attribute: [axis] },
+      { opType: 'Concat', name: 'concat2', input: ['rb', 'rc'], output: ['cat2'], attribute: [axis] },
+      ...layers.slice(3).map(conv),
+      { opType: 'Add', name: 'sum', input: ['d', 'e'], output: ['output'] },
+    ],
+  });
 }
 
 /** The scale and zero point each QuantizeLinear of `model` applies, by the tensor it quantises. */
@@ -125,6 +119,20 @@ async function measureRanges(model: Uint8Array, inputs: Float32Array[], dims: nu
   }
   await session.release();
   return ranges;
+}
+
+/** The largest difference between the outputs of `quantised` and `fp32` for `input`, and the spread of fp32's. */
+async function differenceFromFp32(fp32: Uint8Array, quantised: Uint8Array, input: ort.Tensor): Promise<{ worst: number; spread: number }> {
+  const run = async (model: Uint8Array) => {
+    const session = await ort.InferenceSession.create(model);
+    const out = (await session.run({ input })).output!.data as Float32Array;
+    await session.release();
+    return out;
+  };
+  const [expected, actual] = [await run(fp32), await run(quantised)];
+  let worst = 0;
+  for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(expected[i]! - actual[i]!));
+  return { worst, spread: Math.max(...expected) - Math.min(...expected) };
 }
 
 /** The op types of the graph onnxruntime runs for `model` after its optimisations. */
@@ -176,7 +184,7 @@ describe('quantiseGraph on a tiny graph', async () => {
 
   for (const activations of ['uint8', 'int8'] as const) {
     it(`runs the Conv + Relu as one QLinearConv (${activations} activations) and keeps the logit Conv in fp32`, async () => {
-      const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations, range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'shared' }), `tiny-${activations}`);
+      const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations, range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'own' }), `tiny-${activations}`);
       await session.release();
       assert.equal(ops.filter((op) => op === 'QLinearConv').length, 1, ops.join(' '));
       assert.ok(!ops.includes('Relu'), ops.join(' '));
@@ -187,16 +195,8 @@ describe('quantiseGraph on a tiny graph', async () => {
   // kernel's 16-bit sums on this graph's pseudo-random weights, which is the CPU's error, not the quantiser's.
   it('computes within a few quantisation steps of the fp32 graph on an input it was not calibrated on', async () => {
     const input = new ort.Tensor('float32', pseudoRandom(3 * 256, 99), dims);
-    const run = async (model: Uint8Array) => {
-      const session = await ort.InferenceSession.create(model);
-      const out = (await session.run({ input })).output!.data as Float32Array;
-      await session.release();
-      return out;
-    };
-    const [expected, actual] = [await run(fp32), await run(quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'shared' }))];
-    const spread = Math.max(...expected) - Math.min(...expected);
-    let worst = 0;
-    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(expected[i]! - actual[i]!));
+    const quantised = quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'own' });
+    const { worst, spread } = await differenceFromFp32(fp32, quantised, input);
     assert.ok(worst > 0, 'the quantised graph is not the fp32 graph');
     assert.ok(worst < 0.03 * spread, `largest difference ${worst} over an output spread of ${spread}`);
   });
@@ -204,7 +204,7 @@ describe('quantiseGraph on a tiny graph', async () => {
   it('refuses to quantise an activation the ranges do not cover', () => {
     const partial = { ...ranges, tensors: { ...ranges.tensors } };
     delete partial.tensors['r1'];
-    assert.throws(() => quantiseGraph(fp32, partial, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'shared' }), /no calibrated range for r1/);
+    assert.throws(() => quantiseGraph(fp32, partial, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'own' }), /no calibrated range for r1/);
   });
 });
 
@@ -230,16 +230,7 @@ describe('quantiseGraph on Concats', async () => {
 
   it('still computes within a few quantisation steps of the fp32 graph', async () => {
     const input = new ort.Tensor('float32', pseudoRandom(3 * 64, 98), dims);
-    const run = async (model: Uint8Array) => {
-      const session = await ort.InferenceSession.create(model);
-      const out = (await session.run({ input })).output!.data as Float32Array;
-      await session.release();
-      return out;
-    };
-    const [expected, actual] = [await run(fp32), await run(quantiseGraph(fp32, ranges, { ...options, concatRanges: 'shared' }))];
-    const spread = Math.max(...expected) - Math.min(...expected);
-    let worst = 0;
-    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(expected[i]! - actual[i]!));
+    const { worst, spread } = await differenceFromFp32(fp32, quantiseGraph(fp32, ranges, { ...options, concatRanges: 'shared' }), input);
     assert.ok(worst > 0 && worst < 0.03 * spread, `largest difference ${worst} over an output spread of ${spread}`);
   });
 });
@@ -249,7 +240,7 @@ describe('quantiseGraph on ISNet with the committed ranges', async () => {
   const ranges = readRanges();
 
   it('becomes QLinearConvs after session optimisation, all but the logit Conv', async () => {
-    const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'shared' }), 'isnet', { intraOpNumThreads: 2, enableMemPattern: false });
+    const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'own' }), 'isnet', { intraOpNumThreads: 2, enableMemPattern: false });
     await session.release();
     const convs = onnx.ModelProto.decode(fp32).graph!.node!.filter((n) => n.opType === 'Conv').length;
     assert.equal(ops.filter((op) => op === 'QLinearConv').length, convs - 1);
