@@ -2,7 +2,8 @@
 // its quality on the shared fixtures (mean IoU at 0.5 and mean absolute error of the alpha against
 // the ground truth, at the source's size). Each variant runs in this process, one after another,
 // with the product's session settings; `--quick` takes one timed pass instead of three, `--int8`
-// runs only the product graph and the static INT8 rows (bench/int8-variants.ts).
+// runs only the product graph and the static INT8 rows (bench/int8-variants.ts), and with
+// `--profile` also prints their time by operator (bench/operator-profile.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import { segmenterOptions } from '../src/worker/start-worker.ts';
 import { fixturesDir, readManifest } from './images.ts';
 import { int8SharedConcatRow, int8ProductRow, int8Variants } from './int8-variants.ts';
 import { interleavedTimes } from './interleaved.ts';
+import { printOperatorProfile } from './operator-profile.ts';
 import { resizeModelInput, type Variant } from './model-variants.ts';
 import { fixed, mean, median, printTable } from './stats.ts';
 
@@ -120,6 +122,7 @@ async function main(): Promise<void> {
     const inputs = await Promise.all(fixtures.slice(0, 4).map((f) => toTensor(path.join(fixturesDir, f.image), 1024)));
     console.log(`Interleaved: ${pair.map((v) => v.name).join(' / ')}, alternating passes on ${inputs.length} fixtures`);
     printTable(['variant', 'passes', 'inference median ms', 'speed-up'], await interleavedTimes(pair, inputs, passes + 1, base()));
+    if (process.argv.includes('--profile')) await printOperatorProfile(pair.filter((v) => v.model !== productGraph), inputs, passes + 1, base(), scratch);
   }
   fs.rmSync(scratch, { recursive: true, force: true });
 }

@@ -1,8 +1,9 @@
 // A thread of the band pool (cutout-bands.ts): composes (and for a PNG compresses) the band it is
 // given, solves the guided filter's coefficients or the colour fields over the planes it is given,
-// or stretches a photo into the model's input, and hands every buffer back with the result. Between jobs it keeps only its
-// WebAssembly memory (kernels.ts), whose size is that of the largest job; a buffer left here would
-// wait for this thread's next garbage collection, which may be long in coming.
+// or stretches a photo into the model's input, and hands every buffer back with the result.
+// Between jobs it keeps only its WebAssembly memory (kernels.ts), whose size is that of the largest
+// job; a buffer left here would wait for this thread's next garbage collection, which may be long
+// in coming.
 import { parentPort } from 'node:worker_threads';
 import { bandBuffers, composeBand, type Band, type BandResult } from './compose.ts';
 import type { GuidedJob } from './guided-filter.ts';

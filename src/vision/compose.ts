@@ -67,7 +67,6 @@ const defaultChunkBytes = 4 << 20;
  */
 export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandResult {
   const { width, height, channels, from, to, pixels, matte, target, cellsFrom = 0, coloursFrom = 0 } = band;
-  const png = target.kind === 'png';
   const { alpha, colours } = matte;
   const guided = alpha.kind === 'guided' ? alpha : null;
   const cw = guided?.coefficients.width ?? 0, ch = guided?.coefficients.height ?? 0;
@@ -86,9 +85,11 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandRes
   const settledAt = guided ? take(cw * cellsHeld) : 0;
   const coloursAt = colours ? take(6 * fw * coloursHeld * 4) : 0;
   const deflater = target.kind === 'png' ? (target.deflater ?? 'runs') : null;
+  const png = deflater !== null;
+  const runs = deflater === 'runs';
   const scanlineBytes = width * 4 + 1;
   // A PNG chunk's scanlines, and for png-deflate.ts their tokens and the room their block may take, per row.
-  const deflateBytes = deflater === 'runs' ? DeflateStream.tokensSize(scanlineBytes) + Math.ceil((scanlineBytes * 15) / 8) : 0;
+  const deflateBytes = runs ? DeflateStream.tokensSize(scanlineBytes) + DeflateStream.blockBound(scanlineBytes) : 0;
   const rowBytes = width * (channels + 4 + 1) + (png ? scanlineBytes : 0) + deflateBytes;
   const chunkRows = Math.max(1, Math.min(to - from, Math.floor(chunkBytes / rowBytes)));
   const pixelsAt = take(chunkRows * width * channels);
@@ -96,7 +97,6 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandRes
   const bytesAt = guided ? 0 : take(chunkRows * width);
   const scanlinesAt = png ? take(chunkRows * scanlineBytes) : 0;
   const previousAt = png ? take(width * 4) : 0;
-  const runs = deflater === 'runs';
   const stateAt = runs ? take(16) : 0;
   const tablesAt = runs ? take(DeflateStream.tablesSize) : 0;
   const tokensAt = runs ? take(DeflateStream.tokensSize(chunkRows * scanlineBytes)) : 0;

@@ -1,9 +1,9 @@
 // A pool of threads, one per core, for the pipeline's per-pixel work (WebAssembly, kernels.ts), off
 // the event loop that serves HTTP: the full-size part (guided filter applied at full resolution,
 // decontamination, assembly, a PNG's compression) and the guided filter's solve in bands of rows,
-// the colour fields at the working size, and the model's input where it is larger than the photo. The inference
-// session's own threads are idle meanwhile unless another task is at its inference, and then the
-// two share the cores.
+// the colour fields at the working size, and the model's input where it is larger than the photo.
+// The inference session's own threads are idle meanwhile unless another task is at its inference,
+// and then the two share the cores.
 //
 // Each band travels to its thread as buffers of its own (its rows of the photo, a copy of the
 // matte's working-size fields, its output rows), transferred, not shared, and the thread hands all

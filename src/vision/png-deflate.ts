@@ -5,6 +5,9 @@
 import type { KernelExports } from './kernels.ts';
 
 const literalLengthSymbols = 286;
+/** Matches are at distance 1 (distance code 0) or 4 (code 3): one bit each, the same in every block. */
+const distanceLengths = Uint8Array.of(1, 0, 0, 1);
+const distanceCodes = packedCodes(distanceLengths);
 /** The order in which a dynamic block lists its code-length code's lengths (RFC 1951, 3.2.7). */
 const codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
 
@@ -12,8 +15,9 @@ const codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 
  * Huffman code lengths for `counts` of at most `limit` bits, 0 for a symbol never used. Only a
  * symbol with less than 1/F(limit + 2) of the total (F: Fibonacci) can end up deeper than the limit;
  * every count is first raised to 1/F(limit + 5) of the total, which keeps most codes within it at
- * little cost (raised to 1/F(limit + 2), the rare symbols' codes made the files 11% larger), and
- * where the code is still too long the counts are halved until it fits.
+ * little cost (a floor of 1/F(limit + 2), which would always suffice, gives the many rare symbols
+ * codes so short that the files grow), and where the code is still too long the counts are halved
+ * until it fits.
  */
 export function codeLengths(counts: ArrayLike<number>, limit: number): Uint8Array {
   const lengths = new Uint8Array(counts.length);
@@ -125,9 +129,10 @@ export class DeflateStream {
     private readonly outAt: number,
   ) {
     // The memory is the thread's and was used before: the stream starts empty at the output area.
-    new DataView(memory).setUint32(stateAt, outAt, true);
-    new DataView(memory).setUint32(stateAt + 4, 0, true);
-    new DataView(memory).setBigUint64(stateAt + 8, 0n, true);
+    const state = new DataView(memory, stateAt, 16);
+    state.setUint32(0, outAt, true);
+    state.setUint32(4, 0, true);
+    state.setBigUint64(8, 0n, true);
   }
 
   /** Bytes of the kernels' memory at tablesAt. */
@@ -152,10 +157,7 @@ export class DeflateStream {
     const tokenCount = k.deflateScan(dataAt, length, countsAt, this.tokensAt);
     const literals = codeLengths(counts, 15);
     const literalCount = Math.max(257, lastIndexWhere(literals, (length) => length > 0) + 1);
-    // Matches are at distance 1 (distance code 0) or 4 (code 3): one bit each.
-    const distances = Uint8Array.of(1, 0, 0, 1);
-    const distanceCodes = packedCodes(distances);
-    const tokens = codeLengthTokens(Uint8Array.from([...literals.subarray(0, literalCount), ...distances]));
+    const tokens = codeLengthTokens(Uint8Array.from([...literals.subarray(0, literalCount), ...distanceLengths]));
     const tokenCounts = new Array<number>(19).fill(0);
     for (const [symbol] of tokens) tokenCounts[symbol]!++;
     const tokenLengths = codeLengths(tokenCounts, 7);
@@ -167,7 +169,7 @@ export class DeflateStream {
     writer.put(0, 1);
     writer.put(2, 2);
     writer.put(literalCount - 257, 5);
-    writer.put(distances.length - 1, 5);
+    writer.put(distanceLengths.length - 1, 5);
     writer.put(listed - 4, 4);
     for (const symbol of codeLengthOrder.slice(0, listed)) writer.put(tokenLengths[symbol]!, 3);
     for (const [symbol, extra, extraBits] of tokens) {
