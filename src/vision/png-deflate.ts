@@ -5,6 +5,8 @@
 import type { KernelExports } from './kernels.ts';
 
 const literalLengthSymbols = 286;
+/** The scan counts literals in this many tables (kernels/deflate.ts) and adds them into the first. */
+const histogramCount = 4;
 /** Matches are at distance 1 (distance code 0) or 4 (code 3): one bit each, the same in every block. */
 const distanceLengths = Uint8Array.of(1, 0, 0, 1);
 const distanceCodes = packedCodes(distanceLengths);
@@ -136,7 +138,7 @@ export class DeflateStream {
   }
 
   /** Bytes of the kernels' memory at tablesAt. */
-  static readonly tablesSize = 2 * literalLengthSymbols * 4;
+  static readonly tablesSize = (histogramCount + 1) * literalLengthSymbols * 4;
 
   /** Room for the tokens of `length` bytes: one u16 per byte at most, and the end of the block. */
   static tokensSize(length: number): number {
@@ -152,9 +154,10 @@ export class DeflateStream {
   block(memory: ArrayBuffer, dataAt: number, length: number): Uint8Array {
     const k = this.kernels;
     const countsAt = this.tablesAt;
-    const tableAt = this.tablesAt + literalLengthSymbols * 4;
-    const counts = new Uint32Array(memory, countsAt, literalLengthSymbols).fill(0);
+    const tableAt = this.tablesAt + histogramCount * literalLengthSymbols * 4;
+    new Uint32Array(memory, countsAt, histogramCount * literalLengthSymbols).fill(0);
     const tokenCount = k.deflateScan(dataAt, length, countsAt, this.tokensAt);
+    const counts = new Uint32Array(memory, countsAt, literalLengthSymbols);
     const literals = codeLengths(counts, 15);
     const literalCount = Math.max(257, lastIndexWhere(literals, (length) => length > 0) + 1);
     const tokens = codeLengthTokens(Uint8Array.from([...literals.subarray(0, literalCount), ...distanceLengths]));

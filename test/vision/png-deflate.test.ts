@@ -16,6 +16,30 @@ function pseudoRandom(count: number, seed: number): Uint8Array {
 }
 
 /**
+ * Byte values 6–17 counted as Fibonacci numbers times 6, laid out so that none repeats into a run or
+ * a repeated pixel (all stay literals), then 0–5 once each in a row: those get codes of the length
+ * limit, and four of them take more bits than the kernel's 64-bit writes hold beside what is pending.
+ */
+function rareInARow(): Uint8Array {
+  const left = new Map<number, number>();
+  for (let v = 6, a = 1, b = 2; v < 18; v++, [a, b] = [b, a + b]) left.set(v, 6 * a);
+  const out: number[] = [];
+  const matches = (v: number): boolean => {
+    const n = out.length;
+    const run = n >= 3 && out[n - 1] === v && out[n - 2] === v && out[n - 3] === v;
+    const pixel = n >= 7 && out[n - 4] === v && out[n - 5] === out[n - 1] && out[n - 6] === out[n - 2] && out[n - 7] === out[n - 3];
+    return run || pixel;
+  };
+  for (;;) {
+    const next = [...left].filter(([v, count]) => count > 0 && !matches(v)).sort((x, y) => y[1] - x[1])[0];
+    if (!next) break;
+    out.push(next[0]);
+    left.set(next[0], next[1] - 1);
+  }
+  return Uint8Array.from([...out, 0, 1, 2, 3, 4, 5, 6, 7]);
+}
+
+/**
  * Each of `blocks` deflated as one block of a stream, then the stream flushed: the stream's bytes.
  * The memory around the data holds `around` (left there by an earlier stream, say).
  */
@@ -53,6 +77,7 @@ describe('deflate for PNG scanlines', () => {
     ['random bytes', pseudoRandom(100_003, 1)],
     ['pixels repeating the one before, with changes', Uint8Array.from({ length: 90_001 }, (_, i) => (i % 4 === 3 ? 0 : ((i >> 5) * 37 + (i % 4) * 11) & 255))],
     ['zeros with scattered values', Uint8Array.from(pseudoRandom(70_000, 2), (v) => (v > 240 ? v : 0))],
+    ['literals with the longest codes, several in a row', rareInARow()],
   ];
   for (const [name, bytes] of cases) {
     it(`inflates back to the bytes given: ${name}`, () => {

@@ -10,16 +10,21 @@
 const minMatch: i32 = 4;
 const maxMatch: i32 = 258;
 const endOfBlock: u32 = 256;
+const symbolCount: i32 = 286;
+/** Literals are counted in this many tables (a power of two), added up at the end of the scan. */
+const histogramCount: usize = 4;
+const histogramBytes: i32 = symbolCount * 4;
 /** Tokens above these are matches of (token − base) bytes at distance 1 and 4; below 256, literal bytes. */
 const nearToken: i32 = 256;
 const pixelToken: i32 = 1024;
 
 /**
  * The tokens of `length` bytes at `data`, as u16 at `tokens`, and their literal/length symbols
- * counted into `counts` (286 u32, added to). Where at least minMatch bytes repeat the pixel before
- * (distance 4) or begin a run of one value (that byte as a literal, then the rest at distance 1),
- * the longer of the two is a match; every other byte is a literal; nothing refers to bytes before
- * `data`. The end of the block is the last token. Returns the number of tokens.
+ * counted into `counts` (histogramCount tables of 286 u32, zero on entry; the first holds the
+ * totals on return). Where at least minMatch bytes repeat the pixel before (distance 4) or begin a
+ * run of one value (that byte as a literal, then the rest at distance 1), the longer of the two is a
+ * match; every other byte is a literal; nothing refers to bytes before `data`. The end of the block
+ * is the last token. Returns the number of tokens.
  */
 export function deflateScan(data: usize, length: i32, counts: usize, tokens: usize): i32 {
   const end = data + <usize>length;
@@ -33,10 +38,15 @@ export function deflateScan(data: usize, length: i32, counts: usize, tokens: usi
       const pixel = <u32>i8x16.bitmask(i8x16.eq(v128.load(at), v128.load(at - 4))) | (<u32>i8x16.bitmask(i8x16.eq(v128.load(at + 16), v128.load(at + 12))) << 16);
       const starts = (near & (near >> 1) & (near >> 2)) | (pixel & (pixel >> 1) & (pixel >> 2) & (pixel >> 3));
       const literals = <usize>min(ctz(starts), 16);
+      // All sixteen widened to tokens at once; those past the literals are overwritten next.
+      const bytes = v128.load(at);
+      v128.store(token, i16x8.extend_low_i8x16_u(bytes));
+      v128.store(token, i16x8.extend_high_i8x16_u(bytes), 16);
+      // Neighbouring literals go to different tables: a byte that recurs at every position (zeros
+      // above all) then waits for the last increment of its counter only every fourth byte.
       for (let i: usize = 0; i < literals; i++) {
-        const value = <u32>load<u8>(at + i);
-        count(counts, value);
-        store<u16>(token + (i << 1), <u16>value);
+        const at4 = counts + ((i & (histogramCount - 1)) * <usize>histogramBytes) + (<usize>load<u8>(at + i) << 2);
+        store<u32>(at4, load<u32>(at4) + 1);
       }
       at += literals;
       token += literals << 1;
@@ -76,6 +86,12 @@ export function deflateScan(data: usize, length: i32, counts: usize, tokens: usi
   }
   count(counts, endOfBlock);
   store<u16>(token, <u16>endOfBlock);
+  for (let t: usize = 1; t < histogramCount; t++) {
+    for (let symbol: usize = 0; symbol < <usize>symbolCount; symbol++) {
+      const total = counts + (symbol << 2);
+      store<u32>(total, load<u32>(total) + load<u32>(total + t * <usize>histogramBytes));
+    }
+  }
   return <i32>((token - tokens) >> 1) + 1;
 }
 
@@ -105,8 +121,41 @@ export function deflateEmit(tokens: usize, tokenCount: i32, table: usize, near: 
   let pending: u32 = load<u32>(state + 4);
   let bits: u64 = load<u64>(state + 8);
   const end = tokens + (<usize>tokenCount << 1);
-  for (let token = tokens; token < end; token += 2) {
+  for (let token = tokens; token < end; ) {
+    // Four literals (tokens below 256: no high byte) are joined into one write when their codes
+    // fit in the 64 bits beside the (fewer than 8) pending ones, as they do unless rare.
+    if (end - token >= 8 && (load<u64>(token) & 0xff00ff00ff00ff00) == 0) {
+      const c0 = load<u32>(table + (<usize>load<u8>(token) << 2));
+      const c1 = load<u32>(table + (<usize>load<u8>(token + 2) << 2));
+      const c2 = load<u32>(table + (<usize>load<u8>(token + 4) << 2));
+      const c3 = load<u32>(table + (<usize>load<u8>(token + 6) << 2));
+      const w0 = c0 >>> 16, w01 = w0 + (c1 >>> 16), width = w01 + (c2 >>> 16) + (c3 >>> 16);
+      const low = <u64>(c0 & 0xffff) | (<u64>(c1 & 0xffff) << w0);
+      const high = <u64>(c2 & 0xffff) | (<u64>(c3 & 0xffff) << (c2 >>> 16));
+      if (width <= 57) {
+        bits |= (low | (high << w01)) << pending;
+        pending += width;
+      } else {
+        bits |= low << pending;
+        pending += w01;
+        store<u64>(out, bits);
+        const bytes = pending >> 3;
+        out += <usize>bytes;
+        bits >>= <u64>(bytes << 3);
+        pending &= 7;
+        bits |= high << pending;
+        pending += width - w01;
+      }
+      store<u64>(out, bits);
+      const bytes = pending >> 3;
+      out += <usize>bytes;
+      bits >>= <u64>(bytes << 3);
+      pending &= 7;
+      token += 8;
+      continue;
+    }
     const t = <i32>load<u16>(token);
+    token += 2;
     // A literal's code, or a match's length code with its extra bits and the distance code (one
     // bit: the distance code has two symbols, png-deflate.ts): at most 15 + 5 + 1 bits.
     let packed: u64;
