@@ -22,10 +22,12 @@ function glibcDefaults(): NodeJS.ProcessEnv {
   return env;
 }
 
-// Both sides run with the allocator settings `npm start` uses (src/allocator-env.ts) unless told otherwise.
-function runChild(job: Job, env: NodeJS.ProcessEnv = withAllocatorEnv(process.env)): Promise<JobResult> {
+// Both sides run with the allocator settings `npm start` uses (src/allocator-env.ts) unless told
+// otherwise; `nodeFlags` go to the child's Node (--incremental-marking: V8's default collector, which
+// our side otherwise turns off, src/vision/garbage-collection.ts).
+function runChild(job: Job, env: NodeJS.ProcessEnv = withAllocatorEnv(process.env), nodeFlags: string[] = []): Promise<JobResult> {
   return new Promise((resolve, reject) => {
-    const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit', env });
+    const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify(job)], { execArgv: [...nodeFlags, '--import', 'tsx'], stdio: 'inherit', env });
     let result: JobResult | undefined;
     child.on('message', (message) => (result = message as JobResult));
     child.on('error', reject);
@@ -105,6 +107,22 @@ async function main(): Promise<void> {
   printTable(
     ['images', 'settings: ms', 'page faults', 'system ms', "glibc's defaults: ms", 'page faults', 'system ms'],
     groups.map((g) => [g, ...row(latency.get('ours-standard')!, g), ...row(defaults, g)]),
+  );
+  console.log();
+
+  process.stdout.write('latency: ours-standard with incremental marking… ');
+  const incremental = await runChild({ kind: 'latency', side: 'ours-standard', images: latencyImages(images), runs: 1 }, undefined, ['--incremental-marking']);
+  console.log('done');
+  console.log("Garbage collection (ours-standard), medians per image: end to end ms, everything but inference ms, the main thread's collections and their pauses in ms");
+  const collecting = (result: JobResult, g: string) => [
+    fixed(perImage(result, g, (s) => s.ms)),
+    fixed(perImage(result, g, (s) => s.ms - (s.timings.inference ?? 0))),
+    fixed(perImage(result, g, (s) => s.collections)),
+    fixed(perImage(result, g, (s) => s.collectingMs), 1),
+  ];
+  printTable(
+    ['images', 'marked at once: ms', 'non-inference ms', 'collections', 'pauses ms', "incrementally (V8's default): ms", 'non-inference ms', 'collections', 'pauses ms'],
+    groups.map((g) => [g, ...collecting(latency.get('ours-standard')!, g), ...collecting(incremental, g)]),
   );
   console.log();
 

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { benchDataDir, type BenchImage } from './images.ts';
 
 export type Side = 'ours-standard' | 'ours-high' | 'peer';
@@ -50,6 +51,9 @@ export interface Sample {
   /** The process's minor page faults and system CPU time (all its threads) during this image. */
   pageFaults: number;
   systemMs: number;
+  /** The main thread's garbage collections during this image: their count and pauses in ms. */
+  collections: number;
+  collectingMs: number;
 }
 
 export interface JobResult {
@@ -133,13 +137,25 @@ async function run(job: Job): Promise<JobResult> {
   const samples: Sample[] = [];
   let imagesPerMinute = Number.NaN;
   if (job.kind === 'latency') {
+    let collections = 0;
+    let collectingMs = 0;
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        collections++;
+        collectingMs += entry.duration;
+      }
+    });
+    observer.observe({ entryTypes: ['gc'] });
     for (let pass = 0; pass < job.runs; pass++) {
       for (const { image, data, type } of inputs) {
         const before = process.resourceUsage();
+        const beforeCollections = collections, beforeCollectingMs = collectingMs;
         const t = performance.now();
         const { timings } = await remove(data, type);
         const ms = performance.now() - t;
         const after = process.resourceUsage();
+        // The observer hears of a collection on a later turn of the event loop.
+        await new Promise((resolve) => setImmediate(resolve));
         samples.push({
           name: image.name,
           group: image.group,
@@ -147,9 +163,12 @@ async function run(job: Job): Promise<JobResult> {
           timings,
           pageFaults: after.minorPageFault - before.minorPageFault,
           systemMs: (after.systemCPUTime - before.systemCPUTime) / 1000,
+          collections: collections - beforeCollections,
+          collectingMs: collectingMs - beforeCollectingMs,
         });
       }
     }
+    observer.disconnect();
   } else {
     // Like the worker: `concurrency` slots, each taking the next image as soon as it is free.
     let next = 0;

@@ -1,4 +1,5 @@
 // The segmenter: one onnxruntime session per process, in its own thread, shared by every removal.
+import { markAtomically } from './garbage-collection.ts';
 import type { ThreadReply, ThreadRequest } from './inference-thread.ts';
 import { modelSize, type SegmenterOptions } from './model-session.ts';
 import { startThread } from './start-thread.ts';
@@ -31,9 +32,11 @@ export function loadSegmenter(options: SegmenterOptions): Promise<Segmenter> {
 
 /**
  * A segmenter with a session and thread of its own, apart from the process-wide one (the quality
- * benchmark runs the fp32 graph beside the product's as its baseline).
+ * benchmark runs the fp32 graph beside the product's as its baseline). A process that runs the model
+ * runs its tasks too, so this also sets its garbage collector for them (garbage-collection.ts).
  */
 export function startSegmenter(options: SegmenterOptions, onExit: () => void = () => {}): Promise<Segmenter> {
+  markAtomically();
   const thread = startThread('inference-thread', options);
   const pending = new Map<number, { resolve: (mask: Float32Array) => void; reject: (err: Error) => void }>();
   let nextId = 0;

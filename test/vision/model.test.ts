@@ -4,6 +4,7 @@ import { describe, it, mock } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import { modelSize } from '../../src/vision/model.ts';
 import { loadSegmenter, removeBackground } from '../../src/vision/remove-background.ts';
+import { collectionKinds } from '../support/collections.ts';
 import { fixturePhoto } from '../support/fixtures.ts';
 import { defaults } from './cutout.ts';
 
@@ -46,6 +47,13 @@ describe('loadSegmenter', () => {
     const [a, b] = await Promise.all([segmenter.predict(grey), segmenter.predict(bright)]);
     assert.equal(grey.length, 3 * modelSize * modelSize, 'the input was not transferred away');
     assert.notDeepEqual(a.subarray(0, 1000), b.subarray(0, 1000));
+  });
+
+  it('leaves the process marking its garbage in one pause, never in incremental steps', async () => {
+    await loadSegmenter({ threads: 2 });
+    const { major, incremental, kinds } = await collectionKinds();
+    assert.ok(major, `collections of the whole heap happened (kinds ${kinds.join(', ')})`);
+    assert.ok(!incremental, `no incremental marking (kinds ${kinds.join(', ')})`);
   });
 
   it('refuses input bytes of the wrong size', async () => {

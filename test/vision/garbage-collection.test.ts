@@ -1,0 +1,29 @@
+// The pipeline's process marks its garbage in one pause (src/vision/garbage-collection.ts) unless
+// Node was started with --incremental-marking. V8's flags hold for a whole process, so each case
+// runs in a process of its own.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import type { CollectionKinds } from '../support/collections.ts';
+
+const child = path.join(import.meta.dirname, '../support/collections-child.ts');
+
+async function kindsIn(nodeFlags: string[]): Promise<CollectionKinds> {
+  const { stdout } = await promisify(execFile)(process.execPath, [...nodeFlags, '--import', 'tsx', child]);
+  return JSON.parse(stdout) as CollectionKinds;
+}
+
+describe('markAtomically', () => {
+  it('leaves the process collecting large buffers in whole pauses, with no incremental marking', async () => {
+    const { major, incremental, kinds } = await kindsIn([]);
+    assert.ok(major, `collections of the whole heap happened (kinds ${kinds.join(', ')})`);
+    assert.ok(!incremental, `no incremental marking (kinds ${kinds.join(', ')})`);
+  });
+
+  it('keeps incremental marking in a process that Node started with --incremental-marking', async () => {
+    const { incremental, kinds } = await kindsIn(['--incremental-marking']);
+    assert.ok(incremental, `incremental marking (kinds ${kinds.join(', ')})`);
+  });
+});
