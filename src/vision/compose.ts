@@ -92,6 +92,7 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandRes
   const deflateBytes = runs ? DeflateStream.tokensSize(scanlineBytes) + DeflateStream.blockBound(scanlineBytes) : 0;
   const rowBytes = width * (channels + 4 + 1) + (png ? scanlineBytes : 0) + deflateBytes;
   const chunkRows = Math.max(1, Math.min(to - from, Math.floor(chunkBytes / rowBytes)));
+  // The output follows the photo's rows: the kernel may read a few bytes past their end (kernels/compose.ts).
   const pixelsAt = take(chunkRows * width * channels);
   const outAt = take(chunkRows * width * 4);
   const bytesAt = guided ? 0 : take(chunkRows * width);

@@ -1,15 +1,14 @@
 // V8's garbage collector as a process that runs the pipeline sets it. A task allocates its large
-// buffers afresh (the decoded photo, the copies each band takes to its thread, the working-size
-// planes, the model's mask: over 100 MB at 2 MP), and V8 starts a collection of the whole heap
-// each time that outside memory has grown by a fixed amount. By default such a collection marks
-// incrementally, in steps interleaved with the main thread's work, and starts again as the task
-// keeps allocating: `npm run bench` measured the main thread collecting through much of the work
-// around inference (README, Performance). Marked in one pause instead, a task takes fewer and
-// shorter collections; the heap of objects is small (tens of MB), so each pause stays short.
+// buffers afresh (the decoded photo, the copies each band takes to its thread and brings back, the
+// working-size planes, the model's mask), and V8 starts a collection of the whole heap each time
+// that memory outside its heap has grown by a fixed amount. By default such a collection marks
+// incrementally, in steps interleaved with the main thread's work, and the next one starts as the
+// task goes on allocating: the main thread spent much of the work around inference collecting.
+// Marked in one pause instead, a task takes fewer collections and less time in them (`npm run
+// bench` prints both, README, Performance); the heap of objects is small, so a pause stays short.
 import v8 from 'node:v8';
 
-/** The V8 flag this module sets. */
-export const markingFlag = '--no-incremental-marking';
+const markingFlag = '--no-incremental-marking';
 
 let applied = false;
 
