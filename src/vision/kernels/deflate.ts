@@ -122,58 +122,40 @@ export function deflateEmit(tokens: usize, tokenCount: i32, table: usize, near: 
   let bits: u64 = load<u64>(state + 8);
   const end = tokens + (<usize>tokenCount << 1);
   for (let token = tokens; token < end; ) {
-    // Four literals (tokens below 256: no high byte) are joined into one write when their codes
-    // fit in the 64 bits beside the (fewer than 8) pending ones, as they do unless rare.
+    // A token's bits: a literal's code, or a match's length code with its extra bits and the
+    // distance code (one bit: the distance code has two symbols, png-deflate.ts), at most
+    // 15 + 5 + 1; or four literals (tokens below 256: no high byte) joined, when their codes fit in
+    // the 64 bits beside the (fewer than 8) pending ones, as they do unless rare.
+    let packed: u64 = 0;
+    let width: u32 = 64;
     if (end - token >= 8 && (load<u64>(token) & 0xff00ff00ff00ff00) == 0) {
       const c0 = load<u32>(table + (<usize>load<u8>(token) << 2));
       const c1 = load<u32>(table + (<usize>load<u8>(token + 2) << 2));
       const c2 = load<u32>(table + (<usize>load<u8>(token + 4) << 2));
       const c3 = load<u32>(table + (<usize>load<u8>(token + 6) << 2));
-      const w0 = c0 >>> 16, w01 = w0 + (c1 >>> 16), width = w01 + (c2 >>> 16) + (c3 >>> 16);
-      const low = <u64>(c0 & 0xffff) | (<u64>(c1 & 0xffff) << w0);
-      const high = <u64>(c2 & 0xffff) | (<u64>(c3 & 0xffff) << (c2 >>> 16));
-      if (width <= 57) {
-        bits |= (low | (high << w01)) << pending;
-        pending += width;
+      const w0 = c0 >>> 16, w01 = w0 + (c1 >>> 16), w012 = w01 + (c2 >>> 16);
+      width = w012 + (c3 >>> 16);
+      packed = <u64>(c0 & 0xffff) | (<u64>(c1 & 0xffff) << w0) | (<u64>(c2 & 0xffff) << w01) | (<u64>(c3 & 0xffff) << w012);
+    }
+    if (width <= 57) token += 8;
+    else {
+      const t = <i32>load<u16>(token);
+      token += 2;
+      if (t <= nearToken) {
+        const code = load<u32>(table + (<usize>t << 2));
+        packed = <u64>(code & 0xffff);
+        width = code >>> 16;
       } else {
-        bits |= low << pending;
-        pending += w01;
-        store<u64>(out, bits);
-        const bytes = pending >> 3;
-        out += <usize>bytes;
-        bits >>= <u64>(bytes << 3);
-        pending &= 7;
-        bits |= high << pending;
-        pending += width - w01;
+        const distance = t < pixelToken ? near : pixel;
+        const symbolAndExtra = lengthSymbol(t - (t < pixelToken ? nearToken : pixelToken));
+        const code = load<u32>(table + (<usize>(symbolAndExtra & 0x1ff) << 2));
+        const extraBits = (symbolAndExtra >>> 9) & 7;
+        packed = <u64>(code & 0xffff) | (<u64>(symbolAndExtra >>> 12) << (code >>> 16)) | (<u64>(distance & 0xffff) << ((code >>> 16) + extraBits));
+        width = (code >>> 16) + extraBits + (distance >>> 16);
       }
-      store<u64>(out, bits);
-      const bytes = pending >> 3;
-      out += <usize>bytes;
-      bits >>= <u64>(bytes << 3);
-      pending &= 7;
-      token += 8;
-      continue;
     }
-    const t = <i32>load<u16>(token);
-    token += 2;
-    // A literal's code, or a match's length code with its extra bits and the distance code (one
-    // bit: the distance code has two symbols, png-deflate.ts): at most 15 + 5 + 1 bits.
-    let packed: u64;
-    let width: u32;
-    if (t <= nearToken) {
-      const code = load<u32>(table + (<usize>t << 2));
-      packed = <u64>(code & 0xffff);
-      width = code >>> 16;
-    } else {
-      const distance = t < pixelToken ? near : pixel;
-      const symbolAndExtra = lengthSymbol(t - (t < pixelToken ? nearToken : pixelToken));
-      const code = load<u32>(table + (<usize>(symbolAndExtra & 0x1ff) << 2));
-      const extraBits = (symbolAndExtra >>> 9) & 7;
-      packed = <u64>(code & 0xffff) | (<u64>(symbolAndExtra >>> 12) << (code >>> 16)) | (<u64>(distance & 0xffff) << ((code >>> 16) + extraBits));
-      width = (code >>> 16) + extraBits + (distance >>> 16);
-    }
-    // Whole bytes written after every token, without a branch (eight stored, the rest overwritten
-    // later): the pending bits stay fewer than 8, so a token's bits always fit.
+    // Whole bytes written after every step, without a branch (eight stored, the rest overwritten
+    // later): the pending bits stay fewer than 8, so a step's bits always fit.
     bits |= packed << pending;
     pending += width;
     store<u64>(out, bits);
