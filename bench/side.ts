@@ -99,6 +99,7 @@ const mimeTypes: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/
 async function comparePngEncoders(job: PngJob): Promise<JobResult> {
   const { decodeImage } = await import('../src/vision/decode.ts');
   const { computeMatte } = await import('../src/vision/matte.ts');
+  const { decodedPhoto } = await import('../src/vision/photo.ts');
   const { recipeFor } = await import('../src/vision/recipe.ts');
   const { composeCutout, compressBands } = await import('../src/vision/cutout-bands.ts');
   const { assemblePng } = await import('../src/vision/png-file.ts');
@@ -107,7 +108,7 @@ async function comparePngEncoders(job: PngJob): Promise<JobResult> {
   const pngSamples: PngSample[] = [];
   for (const image of job.images) {
     const decoded = await decodeImage(fs.readFileSync(image.file), config.maxPixels);
-    const matte = await computeMatte(segmenter, decoded, recipeFor('product', 'standard', decoded.width, decoded.height));
+    const matte = await computeMatte(segmenter, decodedPhoto(decoded), recipeFor('product', 'standard', decoded.width, decoded.height));
     const { width, height } = decoded;
     const timed = async (make: () => Promise<Buffer>): Promise<[number, number]> => {
       const t = performance.now();

@@ -1,7 +1,7 @@
 // A pool of threads, one per core, for the pipeline's per-pixel work (WebAssembly, kernels.ts), off
 // the event loop that serves HTTP: the full-size part (guided filter applied at full resolution,
-// decontamination, assembly, a PNG's compression) and the guided filter's solve in bands of rows,
-// the colour fields at the working size, and the model's input where it is larger than the photo.
+// decontamination, assembly, a PNG's compression), and in bands of rows the guided filter's solve
+// and the colour fields at the working size, and the model's input where it is larger than the photo.
 // The inference session's own threads are idle meanwhile unless another task is at its inference,
 // and then the two share the cores.
 //
@@ -81,14 +81,13 @@ async function runOnPlanes(i: number, request: BandRequest, planes: Float32Array
 }
 
 /**
- * The guided filter, solved in bands of rows, one per thread (see GuidedSolver). An output row
- * depends on the input rows within two radii (a box mean of coefficients made from box means), so
- * each band is solved on its rows plus that margin on either side and keeps only its own: the same
- * values as one solve over the whole plane. The results are written into the planes given.
+ * Working-size planes through a kernel in bands of rows, one per thread: an output row depends on
+ * the input rows within `margin`, so each band is solved on its rows plus that margin on either
+ * side and keeps only its own, the same values as one solve over the whole plane (up to the
+ * rounding of the box means' running sums, which start from other rows). The results are written
+ * into the planes given.
  */
-export const guidedInThreads: GuidedSolver = async (job) => {
-  const { planes, width, height, radius } = job;
-  const margin = 2 * radius;
+async function inRowBands(planes: Float32Array[], width: number, height: number, margin: number, request: (band: Float32Array[], rows: number) => BandRequest): Promise<Float32Array[]> {
   const count = Math.max(1, Math.min(os.availableParallelism(), Math.floor(height / Math.max(minBandRows, 2 * margin))));
   const rows = Math.ceil(height / count);
   await Promise.all(
@@ -96,12 +95,16 @@ export const guidedInThreads: GuidedSolver = async (job) => {
       const from = i * rows, to = Math.min(height, (i + 1) * rows);
       const top = Math.max(0, from - margin), bottom = Math.min(height, to + margin);
       const band = planes.map((plane) => plane.slice(top * width, bottom * width));
-      const solved = await runOnPlanes(i, { id: nextId++, guided: { ...job, planes: band, height: bottom - top } }, band);
+      const solved = await runOnPlanes(i, request(band, bottom - top), band);
       solved.forEach((plane, k) => planes[k]!.set(plane.subarray((from - top) * width, (to - top) * width), from * width));
     }),
   );
   return planes;
-};
+}
+
+/** The guided filter in bands (see GuidedSolver): a box mean of coefficients made from box means reaches two radii. */
+export const guidedInThreads: GuidedSolver = (job) =>
+  inRowBands(job.planes, job.width, job.height, 2 * job.radius, (band, rows) => ({ id: nextId++, guided: { ...job, planes: band, height: rows } }));
 
 /** The source stretched into the job's canvas in a band thread; both buffers move there and back (use the canvas returned). */
 export async function stretchInThread(job: StretchJob): Promise<Uint8Array> {
@@ -110,9 +113,9 @@ export async function stretchInThread(job: StretchJob): Promise<Uint8Array> {
   return reply.out;
 }
 
-/** The colour fields, solved in a band thread (see FieldSolver). */
+/** The colour fields in bands (see FieldSolver): the narrow step's blur of the wide step's blur reaches both radii. */
 export const fieldsInThreads: FieldSolver = (planes, width, height, wideRadius, narrowRadius) =>
-  runOnPlanes(0, { id: nextId++, colours: { planes, width, height, wideRadius, narrowRadius } }, planes);
+  inRowBands(planes, width, height, wideRadius + narrowRadius, (band, rows) => ({ id: nextId++, colours: { planes: band, width, height: rows, wideRadius, narrowRadius } }));
 
 /**
  * Bytes [start, end) in a buffer of their own, the only thing a transfer may move. (A Buffer's

@@ -1,6 +1,6 @@
 // Turns untrusted bytes into upright 8-bit sRGB pixels, refusing what we do not handle before
 // any pixel is decoded.
-import sharp, { type Metadata } from 'sharp';
+import sharp, { type Metadata, type Sharp } from 'sharp';
 import { TaskError } from '../domain/errors.ts';
 
 // libvips' operation cache keeps up to 50 MB of recent results for reuse; every image here is new
@@ -47,15 +47,32 @@ export async function readHeader(input: Buffer, maxPixels: number): Promise<Imag
 
 /** Decodes the first frame (animations and multi-page files contribute only that), upright. */
 export async function decodeImage(input: Buffer, maxPixels: number): Promise<DecodedImage> {
-  try {
-    const { data, info } = await sharp(input, { limitInputPixels: Math.max(1, Math.floor(maxPixels)) })
-      .autoOrient()
-      // CMYK, greyscale and 16-bit sources all become 8-bit sRGB; an ICC profile is applied on the way.
-      .toColourspace('srgb')
-      .raw({ depth: 'uchar' })
-      .toBuffer({ resolveWithObject: true });
+  return decoding(maxPixels, async () => {
+    const { data, info } = await uprightSrgb(input, maxPixels, (photo) => photo).toBuffer({ resolveWithObject: true });
     if (info.channels !== 3 && info.channels !== 4) throw new Error(`decoded ${info.channels} channels`);
     return { pixels: data, width: info.width, height: info.height, channels: info.channels };
+  });
+}
+
+/**
+ * A smaller copy made by sharp straight from the encoded bytes as it decodes them: `shape` adds the
+ * resizing to the upright photo, and the copy is 8-bit sRGB like decodeImage's pixels. Decoding
+ * failures become the same errors as decodeImage's.
+ */
+export function resizeEncoded(input: Buffer, maxPixels: number, shape: (photo: Sharp) => Sharp): Promise<Buffer> {
+  return decoding(maxPixels, () => uprightSrgb(input, maxPixels, shape).toBuffer());
+}
+
+function uprightSrgb(input: Buffer, maxPixels: number, shape: (photo: Sharp) => Sharp): Sharp {
+  // CMYK, greyscale and 16-bit sources all become 8-bit sRGB; an ICC profile is applied on the way.
+  return shape(sharp(input, { limitInputPixels: Math.max(1, Math.floor(maxPixels)) }).autoOrient())
+    .toColourspace('srgb')
+    .raw({ depth: 'uchar' });
+}
+
+async function decoding<T>(maxPixels: number, decode: () => Promise<T>): Promise<T> {
+  try {
+    return await decode();
   } catch (err) {
     if (err instanceof Error && /pixel limit/i.test(err.message)) {
       throw new TaskError('image_too_large', `The image has more than ${megapixels(maxPixels)} MP.`);

@@ -16,8 +16,8 @@ export interface ColourFields {
 
 /**
  * Computes the colour fields over [r, g, b, alpha, spare, spare] (each width × height), written over
- * them as [F_r, F_g, F_b, B_r, B_g, B_b], on this thread or another: the pipeline's runs in a band
- * thread (cutout-bands.ts) and takes the planes over, so they are detached when it returns.
+ * them as [F_r, F_g, F_b, B_r, B_g, B_b], on this thread or others: the pipeline's runs in bands of
+ * rows in the band threads (cutout-bands.ts). Use the planes it returns.
  */
 export type FieldSolver = (planes: Float32Array[], width: number, height: number, wideRadius: number, narrowRadius: number) => Promise<Float32Array[]>;
 

@@ -6,6 +6,7 @@
 // the model's input (3 MB) and the photo it is stretched from, and a chunk's PNG scanlines with their
 // deflate tokens and output.
 import fs from 'node:fs';
+import type { AxisSamples } from './planes.ts';
 
 /** The same file from src/vision (tests, benches) and from dist/vision (built). */
 const wasmFile = new URL('../../dist/vision-kernels.wasm', import.meta.url);
@@ -15,6 +16,7 @@ export interface KernelExports {
   boxMean(plane: number, scratch: number, column: number, inverseCols: number, width: number, height: number, radius: number): void;
   guidedMatte(base: number, width: number, height: number, radius: number, epsilon: number, curve: number, curveLast: number): void;
   colourFields(base: number, width: number, height: number, wideRadius: number, narrowRadius: number): void;
+  resamplePlane(source: number, sourceWidth: number, out: number, width: number, height: number, xLo: number, xHi: number, xT: number, yLo: number, yHi: number, yT: number): void;
   settleCells(coefficients: number, cw: number, ch: number, curve: number, curveLast: number, settled: number): void;
   composeWorkSize(width: number, cw: number, fw: number): number;
   composeRows(
@@ -35,7 +37,7 @@ function kernels(): KernelExports {
   if (loaded) return loaded;
   if (!fs.existsSync(wasmFile)) throw new Error(`${wasmFile.pathname} is missing: run \`npm run build:kernels\``);
   const exports = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasmFile))).exports as Partial<KernelExports>;
-  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'settleCells', 'composeWorkSize', 'composeRows', 'stretchRgb', 'filterUp', 'adler32', 'deflateScan', 'deflateEmit'] as const;
+  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'resamplePlane', 'settleCells', 'composeWorkSize', 'composeRows', 'stretchRgb', 'filterUp', 'adler32', 'deflateScan', 'deflateEmit'] as const;
   // The callers lay their data out from offset 0, so the module must hold none of its own there.
   if (!(exports.memory instanceof WebAssembly.Memory) || exports.memory.buffer.byteLength !== 0 || functions.some((name) => typeof exports[name] !== 'function')) {
     throw new Error(`${wasmFile.pathname} does not export the vision kernels as expected: rebuild it with \`npm run build:kernels\``);
@@ -104,6 +106,27 @@ export function colourFieldsInPlace(planes: Float32Array[], width: number, heigh
   planes.slice(0, 4).forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane));
   k.colourFields(0, width, height, wideRadius, narrowRadius);
   planes.forEach((plane, i) => plane.set(new Float32Array(memory, (5 + i) * n * 4, n)));
+}
+
+/** `source` (`sourceWidth` wide) resampled bilinearly to width × height at the columns and rows `xs` and `ys` sample (planes.ts). */
+export function resamplePlaneWith(source: Float32Array, sourceWidth: number, width: number, height: number, xs: AxisSamples, ys: AxisSamples): Float32Array {
+  const k = kernels();
+  const outAt = align16(source.length * 4);
+  const xAt = outAt + align16(width * height * 4);
+  const yAt = xAt + 3 * align16(width * 4);
+  const memory = memoryOf(k, yAt + 3 * align16(height * 4));
+  new Float32Array(memory, 0, source.length).set(source);
+  const tables = (at: number, samples: AxisSamples, count: number): number[] => {
+    const step = align16(count * 4);
+    new Int32Array(memory, at, count).set(samples.lo);
+    new Int32Array(memory, at + step, count).set(samples.hi);
+    new Float32Array(memory, at + 2 * step, count).set(samples.t);
+    return [at, at + step, at + 2 * step];
+  };
+  const [xLo, xHi, xT] = tables(xAt, xs, width);
+  const [yLo, yHi, yT] = tables(yAt, ys, height);
+  k.resamplePlane(0, sourceWidth, outAt, width, height, xLo!, xHi!, xT!, yLo!, yHi!, yT!);
+  return new Float32Array(memory.slice(outAt, outAt + width * height * 4));
 }
 
 /** Interleaved RGB bytes to stretch bilinearly into a rectangle of an RGB canvas. */

@@ -7,6 +7,7 @@ import { fieldsInThreads, guidedInThreads } from './cutout-bands.ts';
 import { colourFields, type ColourFields } from './foreground.ts';
 import { guidedMatte, type GuidedCoefficients, type GuidePlanes } from './guided-filter.ts';
 import { modelSize, type Segmenter } from './model.ts';
+import { decodedPhoto, type Photo } from './photo.ts';
 import { resample } from './planes.ts';
 import { mirrorPixelRows, mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
 import { alphaCurve, workingSide, type Recipe } from './recipe.ts';
@@ -28,15 +29,17 @@ export interface Matte {
 
 const untimed: StageRunner = (_name, work) => work();
 
-export async function computeMatte(segmenter: Segmenter, image: DecodedImage, recipe: Recipe, stage: StageRunner = untimed): Promise<Matte> {
-  const scale = Math.min(1, workingSide / Math.max(image.width, image.height));
-  const width = Math.max(1, Math.round(image.width * scale));
-  const height = Math.max(1, Math.round(image.height * scale));
-  const { inputs, guide } = await stage('preprocess', async () => {
+/** The photo's matte; by the time it is computed the photo is decoded (the preprocess waits for a large photo's decode). */
+export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: Recipe, stage: StageRunner = untimed): Promise<Matte> {
+  const scale = Math.min(1, workingSide / Math.max(photo.width, photo.height));
+  const width = Math.max(1, Math.round(photo.width * scale));
+  const height = Math.max(1, Math.round(photo.height * scale));
+  const { inputs, guide, image } = await stage('preprocess', async () => {
     const geometries = [...new Set(recipe.passes.filter((pass) => !pass.zoom).map((pass) => pass.geometry))];
-    // sharp resizes in its own threads: the model's inputs and the guide are made side by side.
-    const [guide, ...made] = await Promise.all([guidePlanes(image, width, height), ...geometries.map((geometry) => toModelInput(image, geometry))]);
-    return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide };
+    // sharp resizes in its own threads: the model's inputs and the guide are made side by side. A
+    // large photo's decode (photo.ts) is waited for here too, so that it does not run beside the inference.
+    const [image, guide, ...made] = await Promise.all([photo.decoded, guidePlanes(photo, width, height), ...geometries.map((geometry) => toModelInput(photo, geometry))]);
+    return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide, image };
   });
   const mask = await stage('inference', async () => {
     const sum = new Float32Array(width * height);
@@ -50,7 +53,7 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
       if (pass.zoom) {
         const box = subjectBox(sum, weight, width, height, image.width, image.height);
         if (!box) continue;
-        input = await toModelInput(image, pass.geometry, box);
+        input = await toModelInput(decodedPhoto(image), pass.geometry, box);
       }
       const predicted = pass.mirrored
         ? mirrorRows(await segmenter.predict(mirrorPixelRows(input!.rgb)), modelSize)
@@ -61,6 +64,8 @@ export async function computeMatte(segmenter: Segmenter, image: DecodedImage, re
       const w = Math.max(1, Math.min(width - left, Math.round(input!.region.width / (image.width / width))));
       const h = Math.max(1, Math.min(height - top, Math.round(input!.region.height / (image.height / height))));
       const mapped = resample({ data: predicted, width: modelSize, height: modelSize }, input!.content, w, h);
+      // One pass that covers the whole working image is the mask as it is (what adding it to nothing would give).
+      if (single && left === 0 && top === 0 && w === width && h === height) return mapped;
       addPass(sum, weight, width, { data: mapped, left, top, width: w, height: h }, pass.weight ?? 1, !single);
     }
     combinePasses(sum, weight, !single);
@@ -172,12 +177,8 @@ async function plainUpsampling(mask: Float32Array, width: number, height: number
 }
 
 /** The photo at the working size as colour planes in [0, 1], a transparent source seen over grey as the model sees it. */
-async function guidePlanes(image: DecodedImage, width: number, height: number): Promise<GuidePlanes> {
-  const rgb = await sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } })
-    .flatten({ background: { r: 128, g: 128, b: 128 } })
-    .resize(width, height, { fit: 'fill', kernel: 'linear' })
-    .raw()
-    .toBuffer();
+async function guidePlanes(photo: Photo, width: number, height: number): Promise<GuidePlanes> {
+  const rgb = await photo.resize((upright) => upright.flatten({ background: { r: 128, g: 128, b: 128 } }).resize(width, height, { fit: 'fill', kernel: 'linear' }));
   const planes: GuidePlanes = [new Float32Array(width * height), new Float32Array(width * height), new Float32Array(width * height)];
   for (let i = 0, p = 0; i < width * height; i++, p += 3) {
     planes[0][i] = rgb[p]! / 255;

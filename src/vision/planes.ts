@@ -1,5 +1,5 @@
 // Float planes (one value per pixel, row-major) at the working resolution: box means and bilinear resampling.
-import { boxMeanInPlace } from './kernels.ts';
+import { boxMeanInPlace, resamplePlaneWith } from './kernels.ts';
 
 export interface Plane {
   data: Float32Array;
@@ -41,24 +41,7 @@ export function axisSamples(destination: number, start: number, span: number, so
   return { lo, hi, t };
 }
 
-/** Bilinear resampling of the rectangle (left, top, w, h) of `src` to width × height. */
+/** Bilinear resampling of the rectangle (left, top, w, h) of `src` to width × height (WebAssembly, kernels/planes.ts). */
 export function resample(src: Plane, rect: { left: number; top: number; width: number; height: number }, width: number, height: number): Float32Array {
-  const xs = axisSamples(width, rect.left, rect.width, src.width);
-  const ys = axisSamples(height, rect.top, rect.height, src.height);
-  const out = new Float32Array(width * height);
-  const s = src.data;
-  for (let y = 0; y < height; y++) {
-    const r0 = ys.lo[y]! * src.width;
-    const r1 = ys.hi[y]! * src.width;
-    const ty = ys.t[y]!;
-    for (let x = 0; x < width; x++) {
-      const x0 = xs.lo[x]!;
-      const x1 = xs.hi[x]!;
-      const tx = xs.t[x]!;
-      const top = s[r0 + x0]! + (s[r0 + x1]! - s[r0 + x0]!) * tx;
-      const bottom = s[r1 + x0]! + (s[r1 + x1]! - s[r1 + x0]!) * tx;
-      out[y * width + x] = top + (bottom - top) * ty;
-    }
-  }
-  return out;
+  return resamplePlaneWith(src.data, src.width, width, height, axisSamples(width, rect.left, rect.width, src.width), axisSamples(height, rect.top, rect.height, src.height));
 }

@@ -2,9 +2,10 @@
 import { TaskError } from '../domain/errors.ts';
 import type { OutputFormat, Precision, Subject } from '../domain/removal-request.ts';
 import { composeCutout, compressBands } from './cutout-bands.ts';
-import { decodeImage, readHeader } from './decode.ts';
+import { readHeader } from './decode.ts';
 import { assertEncodable, encodeWebp } from './encode.ts';
 import { computeMatte } from './matte.ts';
+import { openPhoto } from './photo.ts';
 import type { Segmenter } from './model.ts';
 import { assemblePng } from './png-file.ts';
 import { recipeFor, type Recipe } from './recipe.ts';
@@ -24,6 +25,8 @@ export interface RemovalOptions {
 }
 
 /**
+ * `decode`: the header read and checked, and the photo decoded, except for a large photo, whose
+ * decode runs beside its copies for the model and the guide (photo.ts) and so falls in `preprocess`;
  * `refine`: the guided filter solved at the working size; `foreground`: colour-decontamination
  * fields; `compose`: both applied at full size, in parallel bands, and the RGBA assembled — for a
  * PNG also filtered and deflated there, band by band; `encode`: for a PNG only the file put together
@@ -62,12 +65,13 @@ export async function removeBackground(segmenter: Segmenter, input: Buffer, opti
     }
   }
 
-  const image = await stage('decode', async () => {
+  const photo = await stage('decode', async () => {
     const header = await readHeader(input, options.maxPixels);
     assertEncodable(header.width, header.height, options.format);
-    return decodeImage(input, options.maxPixels);
+    return openPhoto(input, header, options.maxPixels);
   });
-  const matte = await computeMatte(segmenter, image, options.recipe ?? recipeFor(options.subject, options.precision, image.width, image.height), stage);
+  const matte = await computeMatte(segmenter, photo, options.recipe ?? recipeFor(options.subject, options.precision, photo.width, photo.height), stage);
+  const image = await photo.decoded;
   let data: Buffer;
   if (options.format === 'png') {
     const bands = await stage('compose', () => compressBands(image, matte));

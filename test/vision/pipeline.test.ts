@@ -6,6 +6,7 @@ import { TaskError } from '../../src/domain/errors.ts';
 import { decodeImage } from '../../src/vision/decode.ts';
 import { computeMatte } from '../../src/vision/matte.ts';
 import { modelSize, type Segmenter } from '../../src/vision/model.ts';
+import { decodedPhoto } from '../../src/vision/photo.ts';
 import { recipeFor } from '../../src/vision/recipe.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
 import { decodeCutout, defaults } from './cutout.ts';
@@ -70,7 +71,7 @@ describe('removeBackground pipeline', () => {
     const segmenter: Segmenter = { predict: async () => new Float32Array(modelSize * modelSize).fill(values[call++]!) };
     const { passes } = recipeFor('auto', 'high', 300, 120);
     const recipe = { passes, refine: null, contrast: 1, centre: 0.5, decontaminate: false };
-    const { alpha } = await computeMatte(segmenter, await decodeImage(await gradientPng(300, 120), 1e6), recipe);
+    const { alpha } = await computeMatte(segmenter, decodedPhoto(await decodeImage(await gradientPng(300, 120), 1e6)), recipe);
     assert.equal(call, 2);
     assert.equal(alpha.kind, 'bytes', 'without refinement the matte carries its full-size bytes');
     const bytes = alpha.kind === 'bytes' ? alpha.data : new Uint8Array();

@@ -251,3 +251,31 @@ function weighByAlpha(f: usize, b: usize, alpha: usize, n: i32): void {
     store<f32>(b + at, load<f32>(b + at) * (1 - a));
   }
 }
+
+/**
+ * Bilinear resampling of a plane `sourceWidth` wide into width × height at `out`, from the sample
+ * tables the caller computed (../planes.ts, axisSamples): for each output column and row the two
+ * source indices (i32) and the weight of the second (f32). In f64 and in the order of the JavaScript
+ * it replaced, so the values are the same to the last bit.
+ */
+export function resamplePlane(source: usize, sourceWidth: i32, out: usize, width: i32, height: i32, xLo: usize, xHi: usize, xT: usize, yLo: usize, yHi: usize, yT: usize): void {
+  const rowBytes = <usize>sourceWidth << 2;
+  for (let y = 0; y < height; y++) {
+    const at = <usize>y << 2;
+    const r0 = source + <usize>load<i32>(yLo + at) * rowBytes;
+    const r1 = source + <usize>load<i32>(yHi + at) * rowBytes;
+    const ty = <f64>load<f32>(yT + at);
+    const row = out + <usize>y * (<usize>width << 2);
+    for (let x = 0; x < width; x++) {
+      const ax = <usize>x << 2;
+      const x0 = <usize>load<i32>(xLo + ax) << 2;
+      const x1 = <usize>load<i32>(xHi + ax) << 2;
+      const tx = <f64>load<f32>(xT + ax);
+      const a = <f64>load<f32>(r0 + x0), b = <f64>load<f32>(r0 + x1);
+      const c = <f64>load<f32>(r1 + x0), d = <f64>load<f32>(r1 + x1);
+      const top = a + (b - a) * tx;
+      const bottom = c + (d - c) * tx;
+      store<f32>(row + ax, <f32>(top + (bottom - top) * ty));
+    }
+  }
+}

@@ -1,0 +1,46 @@
+// The photo a task works on: its decoded pixels, and how sharp makes its smaller copies (the model's
+// inputs, the refinement's guide). A small photo is decoded first and its copies are resized from
+// the pixels. A large one is decoded beside its copies, which sharp makes straight from the encoded
+// bytes: libjpeg decodes on one core, and the copies' own decoding then runs on the other instead of
+// waiting for the whole photo to be decoded and resized after it.
+import sharp, { type Sharp } from 'sharp';
+import { decodeImage, resizeEncoded, type DecodedImage, type ImageHeader } from './decode.ts';
+import { modelSize } from './model.ts';
+
+/** A smaller copy of the upright photo: `shape` adds sharp's resizing, the copy is interleaved 8-bit sRGB. */
+export type Resizer = (shape: (photo: Sharp) => Sharp) => Promise<Buffer>;
+
+export interface Photo {
+  /** Upright size. */
+  width: number;
+  height: number;
+  /** The decoded pixels, once decoded (a large photo's decode is under way beside its copies). */
+  decoded: Promise<DecodedImage>;
+  resize: Resizer;
+}
+
+/**
+ * From this many pixels (four times the model's) the copies come from the encoded bytes. `npm run
+ * bench`'s 12 MP photo gains from it; at its 2 MP one, in a throwaway A/B, the decode was too short
+ * for the second decode beside it to gain anything, and it would cost that decode's CPU.
+ */
+export const encodedCopiesFrom = 4 * modelSize * modelSize;
+
+/** A photo already decoded: its copies are resized from its pixels. */
+export function decodedPhoto(image: DecodedImage): Photo {
+  return {
+    width: image.width,
+    height: image.height,
+    decoded: Promise.resolve(image),
+    resize: (shape) => shape(sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } })).raw().toBuffer(),
+  };
+}
+
+/** Starts decoding `input`, whose header has been read and checked (readHeader). */
+export async function openPhoto(input: Buffer, header: ImageHeader, maxPixels: number): Promise<Photo> {
+  if (header.width * header.height < encodedCopiesFrom) return decodedPhoto(await decodeImage(input, maxPixels));
+  const decoded = decodeImage(input, maxPixels);
+  // Its failure is met by whoever awaits it, possibly after a copy fails first: not left unhandled meanwhile.
+  decoded.catch(() => {});
+  return { width: header.width, height: header.height, decoded, resize: (shape) => resizeEncoded(input, maxPixels, shape) };
+}

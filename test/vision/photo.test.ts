@@ -1,0 +1,95 @@
+// A large photo's copies for the model and the guide are made from its encoded bytes while it is
+// decoded: the same matte as from the decoded pixels, upright, 8-bit, and the decode's errors.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { TaskError } from '../../src/domain/errors.ts';
+import { decodeImage, readHeader } from '../../src/vision/decode.ts';
+import { computeMatte } from '../../src/vision/matte.ts';
+import { modelSize, type Segmenter } from '../../src/vision/model.ts';
+import { decodedPhoto, encodedCopiesFrom, openPhoto, type Photo } from '../../src/vision/photo.ts';
+import { toModelInput } from '../../src/vision/preprocess.ts';
+import { recipeFor } from '../../src/vision/recipe.ts';
+import { removeBackground } from '../../src/vision/remove-background.ts';
+import { defaults } from './cutout.ts';
+
+/** A stand-in whose mask is the red channel of its input. */
+const redChannel: Segmenter = {
+  predict: async (input) => Float32Array.from({ length: modelSize * modelSize }, (_, i) => input[i * 3]! / 256),
+};
+
+/** Red rising left to right with a dark disc in the upper left (asymmetric both ways), blue falling top to bottom. */
+function pattern(width: number, height: number): Buffer {
+  const pixels = Buffer.alloc(width * height * 3);
+  for (let y = 0, p = 0; y < height; y++) {
+    for (let x = 0; x < width; x++, p += 3) {
+      const disc = (x - width / 4) ** 2 + (y - height / 4) ** 2 < (height / 6) ** 2;
+      pixels[p] = disc ? 20 : Math.round((235 * x) / (width - 1));
+      pixels[p + 1] = 120;
+      pixels[p + 2] = Math.round((255 * (height - 1 - y)) / (height - 1));
+    }
+  }
+  return pixels;
+}
+
+const large = { width: 2400, height: 1800 };
+
+async function opened(input: Buffer): Promise<Photo> {
+  return openPhoto(input, await readHeader(input, defaults.maxPixels), defaults.maxPixels);
+}
+
+function meanDifference(a: Uint8Array, b: Uint8Array): number {
+  assert.equal(a.length, b.length);
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i]! - b[i]!);
+  return sum / a.length;
+}
+
+describe('a large photo', () => {
+  it('is still being decoded when its copies start, while a small one is decoded first', async () => {
+    assert.ok(large.width * large.height >= encodedCopiesFrom);
+    const png = (width: number, height: number) => sharp(pattern(width, height), { raw: { width, height, channels: 3 } }).png().toBuffer();
+    // After every promise already settled has run its callbacks: a decode in progress takes milliseconds more.
+    const state = (photo: Photo) => Promise.race([photo.decoded.then(() => 'decoded'), new Promise((resolve) => setImmediate(() => resolve('decoding')))]);
+    assert.equal(await state(await opened(await png(large.width, large.height))), 'decoding');
+    assert.equal(await state(await opened(await png(640, 480))), 'decoded');
+  });
+
+  it('gets the same matte from its encoded bytes as from its decoded pixels (lossless PNG)', async () => {
+    const png = await sharp(pattern(large.width, large.height), { raw: { ...large, channels: 3 } }).png().toBuffer();
+    const recipe = recipeFor('auto', 'standard', large.width, large.height);
+    const fromBytes = await computeMatte(redChannel, await opened(png), recipe);
+    const fromPixels = await computeMatte(redChannel, decodedPhoto(await decodeImage(png, defaults.maxPixels)), recipe);
+    assert.deepEqual(fromBytes, fromPixels);
+  });
+
+  it('gives the model the upright photo when it is stored sideways (EXIF orientation 6)', async () => {
+    const upright = sharp(pattern(large.width, large.height), { raw: { ...large, channels: 3 } });
+    const sideways = await upright.rotate(270).jpeg({ quality: 95 }).withMetadata({ orientation: 6 }).toBuffer();
+    const photo = await opened(sideways);
+    assert.deepEqual([photo.width, photo.height], [large.width, large.height]);
+    const fromBytes = await toModelInput(photo, 'stretch');
+    const fromPixels = await toModelInput(decodedPhoto(await photo.decoded), 'stretch');
+    // libjpeg may shrink while decoding for the copy: close, not identical.
+    assert.ok(meanDifference(fromBytes.rgb, fromPixels.rgb) < 1, `mean difference ${meanDifference(fromBytes.rgb, fromPixels.rgb)}`);
+  });
+
+  it('gives the model 8-bit copies of a 16-bit PNG', async () => {
+    const png16 = await sharp(pattern(large.width, large.height), { raw: { ...large, channels: 3 } }).toColourspace('rgb16').png().toBuffer();
+    const photo = await opened(png16);
+    const fromBytes = await toModelInput(photo, 'stretch');
+    const fromPixels = await toModelInput(decodedPhoto(await photo.decoded), 'stretch');
+    assert.equal(fromBytes.rgb.length, 3 * modelSize * modelSize);
+    // Resized before or after the reduction to 8 bits: the rounding differs.
+    assert.ok(meanDifference(fromBytes.rgb, fromPixels.rgb) < 1, `mean difference ${meanDifference(fromBytes.rgb, fromPixels.rgb)}`);
+  });
+
+  it('is refused as unsupported_image when truncated, as a small one is', async () => {
+    const jpeg = await sharp(pattern(large.width, large.height), { raw: { ...large, channels: 3 } }).jpeg().toBuffer();
+    await assert.rejects(removeBackground(redChannel, jpeg.subarray(0, jpeg.length / 2), defaults), (err: unknown) => {
+      assert.ok(err instanceof TaskError, `expected a TaskError, got ${String(err)}`);
+      assert.equal(err.code, 'unsupported_image');
+      return true;
+    });
+  });
+});
