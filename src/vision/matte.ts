@@ -42,15 +42,18 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
     return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide, image };
   });
   const mask = await stage('inference', async () => {
-    const sum = new Float32Array(width * height);
-    const weight = new Float32Array(width * height);
     // One pass is used as it is; several are combined as log-odds, so that where one pass is sure
     // and another unsure the sure one decides (averaged probabilities would leave the pixel half
     // transparent).
     const single = recipe.passes.length === 1;
+    // Made when a pass is first added: a single pass has no need of them, and a task's large
+    // buffers are what set its garbage collections going.
+    let sum: Float32Array | null = null;
+    let weight: Float32Array | null = null;
     for (const pass of recipe.passes) {
       let input = inputs.get(pass.geometry);
       if (pass.zoom) {
+        if (!sum || !weight) continue;
         const box = subjectBox(sum, weight, width, height, image.width, image.height);
         if (!box) continue;
         input = await toModelInput(decodedPhoto(image), pass.geometry, box);
@@ -66,8 +69,11 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
       const mapped = resample({ data: predicted, width: modelSize, height: modelSize }, input!.content, w, h);
       // One pass that covers the whole working image is the mask as it is (what adding it to nothing would give).
       if (single && left === 0 && top === 0 && w === width && h === height) return mapped;
+      sum ??= new Float32Array(width * height);
+      weight ??= new Float32Array(width * height);
       addPass(sum, weight, width, { data: mapped, left, top, width: w, height: h }, pass.weight ?? 1, !single);
     }
+    if (!sum || !weight) return new Float32Array(width * height);
     combinePasses(sum, weight, !single);
     return sum;
   });
