@@ -8,7 +8,6 @@ import { decodeImage } from '../src/vision/decode.ts';
 import { calibrationTensors, withoutNoOpCasts } from '../src/vision/int8-graph.ts';
 import type { ActivationRanges, TensorRange } from '../src/vision/int8-ranges.ts';
 import { modelSize, sessionOptions } from '../src/vision/model-session.ts';
-import { decodedPhoto } from '../src/vision/photo.ts';
 import { rgbToTensor, toModelInput } from '../src/vision/preprocess.ts';
 
 const { onnx } = onnxProto;
@@ -98,7 +97,7 @@ export async function calibrate(fp32: Uint8Array, images: { name: string; file: 
   try {
     for (const image of images) {
       const decoded = await decodeImage(fs.readFileSync(image.file), loadConfig({}).maxPixels);
-      const { rgb } = await toModelInput(decodedPhoto(decoded), 'stretch');
+      const { rgb } = await toModelInput(decoded, 'stretch');
       const feeds = { input: new ort.Tensor('float32', rgbToTensor(rgb), [1, 3, modelSize, modelSize]) };
       for (let g = 0; g < groups; g++) {
         const fetch = tensors.filter((_, i) => i % groups === g);

@@ -4,8 +4,8 @@ import sharp from 'sharp';
 import { composeCutout } from '../src/vision/cutout-bands.ts';
 import type { DecodedImage } from '../src/vision/decode.ts';
 import { computeMatte } from '../src/vision/matte.ts';
-import { decodedPhoto } from '../src/vision/photo.ts';
 import { modelSize, type Segmenter } from '../src/vision/model.ts';
+import { decodedPhoto } from '../src/vision/photo.ts';
 import { toModelInput } from '../src/vision/preprocess.ts';
 import type { Recipe } from '../src/vision/recipe.ts';
 
@@ -33,7 +33,7 @@ export function cachingSegmenter(segmenter: Segmenter): Segmenter & { passes: nu
 
 /** What the peer does: the raw mask of the stretched 1024² input, bilinearly resized to full size; the photo's colours kept. */
 export async function baselineCutout(segmenter: Segmenter, image: DecodedImage): Promise<Uint8Array> {
-  const { rgb } = await toModelInput(decodedPhoto(image), 'stretch');
+  const { rgb } = await toModelInput(image, 'stretch');
   const mask = await segmenter.predict(rgb);
   const bytes = new Uint8ClampedArray(mask.length);
   for (let i = 0; i < mask.length; i++) bytes[i] = mask[i]! * 255;

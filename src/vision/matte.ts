@@ -7,7 +7,7 @@ import { fieldsInThreads, guidedInThreads } from './cutout-bands.ts';
 import { colourFields, type ColourFields } from './foreground.ts';
 import { guidedMatte, type GuidedCoefficients, type GuidePlanes } from './guided-filter.ts';
 import { modelSize, type Segmenter } from './model.ts';
-import { decodedPhoto, type Photo } from './photo.ts';
+import type { Photo } from './photo.ts';
 import { resample } from './planes.ts';
 import { mirrorPixelRows, mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
 import { alphaCurve, workingSide, type Recipe } from './recipe.ts';
@@ -36,9 +36,12 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
   const height = Math.max(1, Math.round(photo.height * scale));
   const { inputs, guide, image } = await stage('preprocess', async () => {
     const geometries = [...new Set(recipe.passes.filter((pass) => !pass.zoom).map((pass) => pass.geometry))];
-    // sharp resizes in its own threads: the model's inputs and the guide are made side by side. A
-    // large photo's decode (photo.ts) is waited for here too, so that it does not run beside the inference.
-    const [image, guide, ...made] = await Promise.all([photo.decoded, guidePlanes(photo, width, height), ...geometries.map((geometry) => toModelInput(photo, geometry))]);
+    // sharp resizes in its own threads: the model's inputs and the guide are made side by side, and
+    // a large photo's guide beside its decode (photo.ts).
+    const [guide, { image, made }] = await Promise.all([
+      guidePlanes(photo, width, height),
+      photo.decoded.then(async (image) => ({ image, made: await Promise.all(geometries.map((geometry) => toModelInput(image, geometry))) })),
+    ]);
     return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide, image };
   });
   const mask = await stage('inference', async () => {
@@ -56,7 +59,7 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
         if (!sum || !weight) continue;
         const box = subjectBox(sum, weight, width, height, image.width, image.height);
         if (!box) continue;
-        input = await toModelInput(decodedPhoto(image), pass.geometry, box);
+        input = await toModelInput(image, pass.geometry, box);
       }
       const predicted = pass.mirrored
         ? mirrorRows(await segmenter.predict(mirrorPixelRows(input!.rgb)), modelSize)

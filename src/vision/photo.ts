@@ -1,8 +1,10 @@
-// The photo a task works on: its decoded pixels, and how sharp makes its smaller copies (the model's
-// inputs, the refinement's guide). A small photo is decoded first and its copies are resized from
-// the pixels. A large one is decoded beside its copies, which sharp makes straight from the encoded
-// bytes: libjpeg decodes on one core, and the copies' own decoding then runs on the other instead of
-// waiting for the whole photo to be decoded and resized after it.
+// The photo a task works on: its decoded pixels, and how sharp makes a smaller copy of it (the
+// refinement's guide). A small photo is decoded first and its copy resized from the pixels. A large
+// one is decoded beside its guide, which sharp makes straight from the encoded bytes (libjpeg
+// shrinks as it decodes where the guide is a quarter of the photo's width or less): libjpeg decodes on
+// one core and the guide's decode runs on the other, instead of after the whole decode. The model's
+// input is still resized from the decoded pixels: a second full decode for it, beside the first,
+// left the cores busier than resizing the pixels once decoded (throwaway A/B at 8 and 12 MP).
 import sharp, { type Sharp } from 'sharp';
 import { decodeImage, resizeEncoded, type DecodedImage, type ImageHeader } from './decode.ts';
 import { modelSize } from './model.ts';
@@ -14,15 +16,15 @@ export interface Photo {
   /** Upright size. */
   width: number;
   height: number;
-  /** The decoded pixels, once decoded (a large photo's decode is under way beside its copies). */
+  /** The decoded pixels, once decoded (a large photo's decode is under way beside its guide). */
   decoded: Promise<DecodedImage>;
   resize: Resizer;
 }
 
 /**
- * From this many pixels (four times the model's) the copies come from the encoded bytes. `npm run
+ * From this many pixels (four times the model's) the guide comes from the encoded bytes. `npm run
  * bench`'s 12 MP photo gains from it; at its 2 MP one, in a throwaway A/B, the decode was too short
- * for the second decode beside it to gain anything, and it would cost that decode's CPU.
+ * for a second decode beside it to gain anything, and it would cost that decode's CPU.
  */
 export const encodedCopiesFrom = 4 * modelSize * modelSize;
 

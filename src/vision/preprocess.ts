@@ -1,10 +1,10 @@
 // Builds the model's input: the image as interleaved RGB bytes of modelSize², either stretched to
 // the square or scaled to fit it with grey padding. The inference thread turns the bytes into the
 // normalised CHW float tensor (rgbToTensor) just before its run.
-import type { Sharp } from 'sharp';
+import sharp from 'sharp';
 import { stretchInThread } from './cutout-bands.ts';
+import type { DecodedImage } from './decode.ts';
 import { modelSize } from './model.ts';
-import { decodedPhoto, type Photo } from './photo.ts';
 
 /** How the image is laid into the model's square. */
 export type Geometry = 'stretch' | 'pad';
@@ -29,35 +29,37 @@ export interface ModelInput {
 const grey = { r: 128, g: 128, b: 128 };
 
 /**
- * The model's input for `region` of the photo (all of it by default). A photo no larger than its
+ * The model's input for `region` of the image (all of it by default). An image no larger than its
  * place in the square on either axis is stretched by a kernel in a band thread (kernels/stretch.ts):
  * libvips enlarges through its general affine transform, the larger part of the 0.5 MP fixtures'
- * preprocessing before. A photo that shrinks on either axis is resized and placed by sharp in one
- * step, antialiased, as before (from the encoded bytes where the photo is large, photo.ts).
+ * preprocessing before. An image that shrinks on either axis is resized and placed by sharp in one
+ * step, antialiased, as before.
  */
-export async function toModelInput(photo: Photo, geometry: Geometry, region: ContentRect = { left: 0, top: 0, width: photo.width, height: photo.height }): Promise<ModelInput> {
+export async function toModelInput(image: DecodedImage, geometry: Geometry, region: ContentRect = { left: 0, top: 0, width: image.width, height: image.height }): Promise<ModelInput> {
   const content = contentRect(region.width, region.height, geometry);
-  const whole = region.left === 0 && region.top === 0 && region.width === photo.width && region.height === photo.height;
-  // A transparent source is shown to the model over grey rather than with whatever colours happen
-  // to be stored under its transparent pixels.
-  const regionOverGrey = (upright: Sharp): Sharp => (whole ? upright : upright.extract(region)).flatten({ background: grey });
+  const pipeline = () =>
+    sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } })
+      .extract(region)
+      // A transparent source is shown to the model over grey rather than with whatever colours
+      // happen to be stored under its transparent pixels.
+      .flatten({ background: grey });
   if (content.width < region.width || content.height < region.height) {
-    const rgb = await photo.resize((upright) =>
-      regionOverGrey(upright)
-        .resize(content.width, content.height, { fit: 'fill', kernel: 'linear' })
-        .extend({
-          left: content.left,
-          top: content.top,
-          right: modelSize - content.left - content.width,
-          bottom: modelSize - content.top - content.height,
-          background: grey,
-        }),
-    );
+    const rgb = await pipeline()
+      .resize(content.width, content.height, { fit: 'fill', kernel: 'linear' })
+      .extend({
+        left: content.left,
+        top: content.top,
+        right: modelSize - content.left - content.width,
+        bottom: modelSize - content.top - content.height,
+        background: grey,
+      })
+      .raw()
+      .toBuffer();
     return { rgb, content, region };
   }
-  const image = await photo.decoded;
+  const whole = region.left === 0 && region.top === 0 && region.width === image.width && region.height === image.height;
   // The kernel takes the pixels in a buffer of their own, which moves to its thread and back.
-  const source = whole && image.channels === 3 ? new Uint8Array(image.pixels) : new Uint8Array(await decodedPhoto(image).resize(regionOverGrey));
+  const source = whole && image.channels === 3 ? new Uint8Array(image.pixels) : new Uint8Array(await pipeline().raw().toBuffer());
   const rgb = await stretchInThread({
     source,
     width: region.width,

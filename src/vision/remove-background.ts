@@ -26,7 +26,7 @@ export interface RemovalOptions {
 
 /**
  * `decode`: the header read and checked, and the photo decoded, except for a large photo, whose
- * decode runs beside its copies for the model and the guide (photo.ts) and so falls in `preprocess`;
+ * decode runs beside the making of its guide (photo.ts) and so falls in `preprocess`;
  * `refine`: the guided filter solved at the working size; `foreground`: colour-decontamination
  * fields; `compose`: both applied at full size, in parallel bands, and the RGBA assembled — for a
  * PNG also filtered and deflated there, band by band; `encode`: for a PNG only the file put together
