@@ -16,6 +16,7 @@ export interface KernelExports {
   boxMean(plane: number, scratch: number, column: number, inverseCols: number, width: number, height: number, radius: number): void;
   guidedMatte(base: number, width: number, height: number, radius: number, epsilon: number, curve: number, curveLast: number): void;
   colourFields(base: number, width: number, height: number, wideRadius: number, narrowRadius: number): void;
+  unpackRgb(rgb: number, count: number, table: number, out: number): void;
   resamplePlane(source: number, sourceWidth: number, out: number, width: number, height: number, xLo: number, xHi: number, xT: number, yLo: number, yHi: number, yT: number): void;
   settleCells(coefficients: number, cw: number, ch: number, curve: number, curveLast: number, settled: number): void;
   composeWorkSize(width: number, cw: number, fw: number): number;
@@ -37,7 +38,7 @@ function kernels(): KernelExports {
   if (loaded) return loaded;
   if (!fs.existsSync(wasmFile)) throw new Error(`${wasmFile.pathname} is missing: run \`npm run build:kernels\``);
   const exports = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasmFile))).exports as Partial<KernelExports>;
-  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'resamplePlane', 'settleCells', 'composeWorkSize', 'composeRows', 'stretchRgb', 'filterUp', 'adler32', 'deflateScan', 'deflateEmit'] as const;
+  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'resamplePlane', 'unpackRgb', 'settleCells', 'composeWorkSize', 'composeRows', 'stretchRgb', 'filterUp', 'adler32', 'deflateScan', 'deflateEmit'] as const;
   // The callers lay their data out from offset 0, so the module must hold none of its own there.
   if (!(exports.memory instanceof WebAssembly.Memory) || exports.memory.buffer.byteLength !== 0 || functions.some((name) => typeof exports[name] !== 'function')) {
     throw new Error(`${wasmFile.pathname} does not export the vision kernels as expected: rebuild it with \`npm run build:kernels\``);
@@ -106,6 +107,21 @@ export function colourFieldsInPlace(planes: Float32Array[], width: number, heigh
   planes.slice(0, 4).forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane));
   k.colourFields(0, width, height, wideRadius, narrowRadius);
   planes.forEach((plane, i) => plane.set(new Float32Array(memory, (5 + i) * n * 4, n)));
+}
+
+/** Interleaved RGB bytes as three planes of floats, each byte b as `table[b]`. */
+export function unpackRgbWith(rgb: Uint8Array, table: Float32Array): [Float32Array, Float32Array, Float32Array] {
+  if (rgb.length % 3 !== 0 || table.length !== 256) throw new Error('unpackRgb takes RGB bytes and a table of 256 values');
+  const k = kernels();
+  const count = rgb.length / 3;
+  const tableAt = align16(rgb.length);
+  const outAt = tableAt + 1024;
+  const memory = memoryOf(k, outAt + 12 * count);
+  new Uint8Array(memory, 0, rgb.length).set(rgb);
+  new Float32Array(memory, tableAt, 256).set(table);
+  k.unpackRgb(0, count, tableAt, outAt);
+  const plane = (c: number) => new Float32Array(memory.slice(outAt + c * 4 * count, outAt + (c + 1) * 4 * count));
+  return [plane(0), plane(1), plane(2)];
 }
 
 /** `source` (`sourceWidth` wide) resampled bilinearly to width × height at the columns and rows `xs` and `ys` sample (planes.ts). */

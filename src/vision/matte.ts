@@ -6,6 +6,7 @@ import type { DecodedImage } from './decode.ts';
 import { fieldsInThreads, guidedInThreads } from './cutout-bands.ts';
 import { colourFields, type ColourFields } from './foreground.ts';
 import { guidedMatte, type GuidedCoefficients, type GuidePlanes } from './guided-filter.ts';
+import { unpackRgbWith } from './kernels.ts';
 import { modelSize, type Segmenter } from './model.ts';
 import type { Photo } from './photo.ts';
 import { resample } from './planes.ts';
@@ -185,14 +186,11 @@ async function plainUpsampling(mask: Float32Array, width: number, height: number
   return { alpha: { kind: 'bytes', data: alpha }, workingAlpha: working };
 }
 
+/** A byte's value in [0, 1], as a float: the guide's planes hold these. */
+const unitLevels = Float32Array.from({ length: 256 }, (_, byte) => byte / 255);
+
 /** The photo at the working size as colour planes in [0, 1], a transparent source seen over grey as the model sees it. */
 async function guidePlanes(photo: Photo, width: number, height: number): Promise<GuidePlanes> {
   const rgb = await photo.resize((upright) => upright.flatten({ background: { r: 128, g: 128, b: 128 } }).resize(width, height, { fit: 'fill', kernel: 'linear' }));
-  const planes: GuidePlanes = [new Float32Array(width * height), new Float32Array(width * height), new Float32Array(width * height)];
-  for (let i = 0, p = 0; i < width * height; i++, p += 3) {
-    planes[0][i] = rgb[p]! / 255;
-    planes[1][i] = rgb[p + 1]! / 255;
-    planes[2][i] = rgb[p + 2]! / 255;
-  }
-  return planes;
+  return unpackRgbWith(rgb, unitLevels);
 }

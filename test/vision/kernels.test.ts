@@ -8,7 +8,7 @@ import { colourFields, fieldsHere } from '../../src/vision/foreground.ts';
 import { guidedMatte, solveHere, type GuidePlanes } from '../../src/vision/guided-filter.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
 import { axisSamples, boxMean, resample } from '../../src/vision/planes.ts';
-import { stretchRgbInto } from '../../src/vision/kernels.ts';
+import { stretchRgbInto, unpackRgbWith } from '../../src/vision/kernels.ts';
 
 /** Mean over the clipped (2r+1)² window, pixel by pixel. */
 function plainBoxMean(plane: Float32Array, width: number, height: number, radius: number): Float64Array {
@@ -67,6 +67,15 @@ describe('bilinear resampling', () => {
       }
       assert.deepEqual(resample({ data: plane, width, height }, rect, outWidth, outHeight), expected, `${outWidth}×${outHeight} from ${JSON.stringify(rect)}`);
     }
+  });
+});
+
+describe('unpacking RGB bytes', () => {
+  it('gives one plane per channel, each byte through the table', () => {
+    const rgb = Uint8Array.from({ length: 3 * 1001 }, (_, i) => (i * 97 + (i % 3) * 31) % 256);
+    const table = Float32Array.from({ length: 256 }, (_, byte) => byte / 255);
+    const planes = unpackRgbWith(rgb, table);
+    planes.forEach((plane, c) => assert.deepEqual(plane, Float32Array.from({ length: 1001 }, (_, i) => rgb[3 * i + c]! / 255), `channel ${c}`));
   });
 });
 

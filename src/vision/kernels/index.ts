@@ -1,5 +1,5 @@
 // The module `npm run build:kernels` compiles: every kernel the vision pipeline calls (../kernels.ts).
-export { boxMean, guidedMatte, colourFields, resamplePlane } from './planes';
+export { boxMean, guidedMatte, colourFields, resamplePlane, unpackRgb } from './planes';
 export { settleCells, composeWorkSize, composeRows } from './compose';
 export { stretchRgb } from './stretch';
 export { filterUp, adler32 } from './png';

@@ -279,3 +279,18 @@ export function resamplePlane(source: usize, sourceWidth: i32, out: usize, width
     }
   }
 }
+
+/**
+ * Interleaved RGB bytes (`count` pixels at `rgb`) into three f32 planes one after another at `out`,
+ * each byte through `table` (256 f32: the caller's value for each byte).
+ */
+export function unpackRgb(rgb: usize, count: i32, table: usize, out: usize): void {
+  const plane = <usize>count << 2;
+  for (let i = 0; i < count; i++) {
+    const p = rgb + <usize>i * 3;
+    const at = out + (<usize>i << 2);
+    store<f32>(at, load<f32>(table + (<usize>load<u8>(p) << 2)));
+    store<f32>(at + plane, load<f32>(table + (<usize>load<u8>(p + 1) << 2)));
+    store<f32>(at + 2 * plane, load<f32>(table + (<usize>load<u8>(p + 2) << 2)));
+  }
+}
