@@ -204,13 +204,15 @@ async function composeInBands<K extends BandResult['kind']>(image: DecodedImage,
     const spec = target(to - from);
     return { index, band: bandOf(image, matte, from, to, spec), kind: spec.kind };
   };
+  const send = (thread: number, claimed: ReturnType<typeof claim>) => claimed && { ...claimed, running: runBand(thread, claimed.band, claimed.kind) };
+  // Every thread is sent its first band before any thread's next band is copied out.
+  const firsts = Array.from({ length: Math.min(threadCount, count) }, (_, thread) => send(thread, claim()));
   await Promise.all(
-    Array.from({ length: Math.min(threadCount, count) }, async (_, thread) => {
-      for (let current = claim(); current; ) {
-        const running = runBand(thread, current.band, current.kind);
+    firsts.map(async (first, thread) => {
+      for (let current = first; current; ) {
         const following = claim();
-        results[current.index] = await running;
-        current = following;
+        results[current.index] = await current.running;
+        current = send(thread, following);
       }
     }),
   );
