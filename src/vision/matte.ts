@@ -26,6 +26,11 @@ export interface Matte {
   alpha: FullSizeAlpha;
   /** Smooth foreground/background colours for decontamination, or null when the recipe skips it. */
   colours: ColourFields | null;
+  /**
+   * For each row of the working size, the share of its pixels that the alpha leaves visible: rows of
+   * the subject cost the composition and the PNG's compression more than clear ones (cutout-bands.ts).
+   */
+  visibleRows?: Float32Array;
 }
 
 const untimed: StageRunner = (_name, work) => work();
@@ -106,12 +111,23 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
         );
       })
     : null;
-  return { alpha, colours };
+  return { alpha, colours, visibleRows: visibleShares(workingAlpha, width, height) };
 }
 
 // The per-pixel loops of the passes' combination live in top-level functions rather than in the
 // stage's closure, which is made anew for every task: their optimised code carries over from one
 // task to the next, and the event loop waits less behind them (bench:api's event-loop maximum).
+
+/** The share of each row's values above zero. */
+function visibleShares(alpha: Float32Array, width: number, height: number): Float32Array {
+  const shares = new Float32Array(height);
+  for (let y = 0; y < height; y++) {
+    let visible = 0;
+    for (let x = 0, o = y * width; x < width; x++, o++) if (alpha[o]! > 0) visible++;
+    shares[y] = visible / width;
+  }
+  return shares;
+}
 
 /** Adds one pass's mask (placed at left, top in the working image) with its weight, as log-odds or as it is. */
 function addPass(sum: Float32Array, weight: Float32Array, width: number, pass: { data: Float32Array; left: number; top: number; width: number; height: number }, passWeight: number, asLogOdds: boolean): void {

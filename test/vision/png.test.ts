@@ -6,7 +6,7 @@ import zlib from 'node:zlib';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { composeBand, type Band } from '../../src/vision/compose.ts';
-import { bandLayout, composeCutout, compressBands } from '../../src/vision/cutout-bands.ts';
+import { bandLayout, composeCutout, composeOrder, compressBands } from '../../src/vision/cutout-bands.ts';
 import type { DecodedImage } from '../../src/vision/decode.ts';
 import { kernelsWith } from '../../src/vision/kernels.ts';
 import type { Matte } from '../../src/vision/matte.ts';
@@ -153,6 +153,17 @@ describe('the bands an image is cut into', () => {
         assert.ok(count <= Math.max(1, threads * 4), `no more than four bands per thread (${count})`);
       }
     }
+  });
+});
+
+describe('the order bands are composed in', () => {
+  it('takes the bands with most of the subject first and the clear ones last, each band once', () => {
+    // 100 working rows: clear at the top, the subject filling more of each row further down.
+    const visibleRows = Float32Array.from({ length: 100 }, (_, y) => (y < 40 ? 0 : (y - 40) / 60));
+    const order = composeOrder(100, 8, 790, visibleRows);
+    assert.deepEqual([...order].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(order.slice(0, 5), [7, 6, 5, 4, 3], 'the bands of the subject first, the most visible first');
+    assert.deepEqual(order.slice(-3), [0, 1, 2], 'the clear bands last, top to bottom');
   });
 });
 
