@@ -4,7 +4,8 @@
 // its memory grows to the largest job seen and is kept for the thread's life: 17 working-size
 // planes (~40 MB at 768²) for the guided filter, the fields plus chunks of 4 MB of rows to compose,
 // the model's input (3 MB) and the photo it is stretched from, and a chunk's PNG scanlines with their
-// deflate tokens and output.
+// deflate tokens and output. The main thread's instance resamples the model's mask and unpacks the
+// guide (under 10 MB at 768²).
 import fs from 'node:fs';
 import type { AxisSamples } from './planes.ts';
 
