@@ -189,8 +189,8 @@ export function bandLayout(height: number, threads: number): { rows: number; cou
  * The order to compose bands of `rows` rows in (`count` of them, an image `height` rows tall):
  * the costliest first, so that the last ones, which a thread takes while the other finishes, are
  * short. A band's cost is estimated from its rows and the share of them the alpha leaves visible
- * (`visibleRows`, per working row; see Matte): timed band by band on the bench's photos (throwaway),
- * a band all of the subject took between two and three times as long as a clear one.
+ * (`visibleRows`, per working row; see Matte). The weight of a visible row, 1.6 times more than a
+ * clear one, is a fit to a throwaway timing of the bench's photos band by band.
  */
 export function composeOrder(rows: number, count: number, height: number, visibleRows: Float32Array): number[] {
   const scale = visibleRows.length / height;

@@ -1,7 +1,7 @@
 // The photo a task works on: its decoded pixels, and how sharp makes a smaller copy of it (the
 // refinement's guide). A small photo is decoded first and its copy resized from the pixels. A large
-// one is decoded beside its guide, which sharp makes straight from the encoded bytes (libjpeg
-// shrinks as it decodes where the guide is a quarter of the photo's width or less): libjpeg decodes on
+// one is decoded beside its guide, which sharp makes straight from the encoded bytes (it may let
+// libjpeg decode at a reduced scale, the guide being much smaller): libjpeg decodes on
 // one core and the guide's decode runs on the other, instead of after the whole decode. The model's
 // input is still resized from the decoded pixels: a second full decode for it, beside the first,
 // left the cores busier than resizing the pixels once decoded (throwaway A/B at 8 and 12 MP).
@@ -26,7 +26,7 @@ export interface Photo {
  * bench`'s 12 MP photo gains from it; at its 2 MP one, in a throwaway A/B, the decode was too short
  * for a second decode beside it to gain anything, and it would cost that decode's CPU.
  */
-export const encodedCopiesFrom = 4 * modelSize * modelSize;
+export const encodedGuideFrom = 4 * modelSize * modelSize;
 
 /** A photo already decoded: its copies are resized from its pixels. */
 export function decodedPhoto(image: DecodedImage): Photo {
@@ -40,7 +40,7 @@ export function decodedPhoto(image: DecodedImage): Photo {
 
 /** Starts decoding `input`, whose header has been read and checked (readHeader). */
 export async function openPhoto(input: Buffer, header: ImageHeader, maxPixels: number): Promise<Photo> {
-  if (header.width * header.height < encodedCopiesFrom) return decodedPhoto(await decodeImage(input, maxPixels));
+  if (header.width * header.height < encodedGuideFrom) return decodedPhoto(await decodeImage(input, maxPixels));
   const decoded = decodeImage(input, maxPixels);
   // Its failure is met by whoever awaits it, possibly after a copy fails first: not left unhandled meanwhile.
   decoded.catch(() => {});

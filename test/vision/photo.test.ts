@@ -7,7 +7,7 @@ import { TaskError } from '../../src/domain/errors.ts';
 import { decodeImage, readHeader } from '../../src/vision/decode.ts';
 import { computeMatte } from '../../src/vision/matte.ts';
 import { modelSize, type Segmenter } from '../../src/vision/model.ts';
-import { decodedPhoto, encodedCopiesFrom, openPhoto, type Photo } from '../../src/vision/photo.ts';
+import { decodedPhoto, encodedGuideFrom, openPhoto, type Photo } from '../../src/vision/photo.ts';
 import { recipeFor } from '../../src/vision/recipe.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
 import { defaults } from './cutout.ts';
@@ -46,7 +46,7 @@ function meanDifference(a: Uint8Array, b: Uint8Array): number {
 
 describe('a large photo', () => {
   it('is still being decoded when its guide is started, while a small one is decoded first', async () => {
-    assert.ok(large.width * large.height >= encodedCopiesFrom);
+    assert.ok(large.width * large.height >= encodedGuideFrom);
     const png = (width: number, height: number) => sharp(pattern(width, height), { raw: { width, height, channels: 3 } }).png().toBuffer();
     // After every promise already settled has run its callbacks: a decode in progress takes milliseconds more.
     const state = (photo: Photo) => Promise.race([photo.decoded.then(() => 'decoded'), new Promise((resolve) => setImmediate(() => resolve('decoding')))]);
