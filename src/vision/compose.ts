@@ -44,7 +44,7 @@ export function sampledRows(from: number, to: number, height: number, size: numb
   return { start: Math.max(0, Math.floor(at(from)) - 1), end: Math.min(size, Math.floor(at(to - 1)) + 3) };
 }
 
-/** Every buffer a band holds, each once: the list of what moves between the threads. */
+/** Every buffer of its own a band holds, each once: the list of what moves between the threads (shared planes stay where they are). */
 export function bandBuffers(band: Band): ArrayBuffer[] {
   const { alpha, colours } = band.matte;
   const views: ArrayBufferView[] = [band.pixels];
@@ -52,7 +52,7 @@ export function bandBuffers(band: Band): ArrayBuffer[] {
   if (alpha.kind === 'bytes') views.push(alpha.data);
   else views.push(...alpha.coefficients.a, alpha.coefficients.b);
   if (colours) views.push(...colours.foreground, ...colours.background);
-  return [...new Set(views.map((v) => v.buffer as ArrayBuffer))];
+  return [...new Set(views.map((v) => v.buffer).filter((buffer): buffer is ArrayBuffer => !(buffer instanceof SharedArrayBuffer)))];
 }
 
 /** Rows composed per call into the kernels: their photo, alpha, RGBA bytes and scanlines stay within this, so a thread's memory does not grow with the image. */

@@ -5,10 +5,11 @@
 // The inference session's own threads are idle meanwhile unless another task is at its inference,
 // and then the two share the cores.
 //
-// Each band travels to its thread as buffers of its own (its rows of the photo, a copy of the
-// matte's working-size fields, its output rows), transferred, not shared, and the thread hands all
-// of them back: between jobs a thread holds only its WebAssembly memory (kernels.ts), whose size is
-// that of the largest job, so resident memory stays flat.
+// The working-size planes are shared (shared-planes.ts): a thread reads the rows it needs and writes
+// its rows of a result in place. A band of the cutout travels to its thread with buffers of its own
+// (its rows of the photo, its output rows), transferred, not shared, and the thread hands them back:
+// between jobs a thread holds only its WebAssembly memory (kernels.ts), whose size is that of the
+// largest job, so resident memory stays flat.
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { BandReply, BandRequest } from './band-thread.ts';
@@ -16,7 +17,7 @@ import { bandBuffers, sampledRows, type Band, type BandResult } from './compose.
 import type { DecodedImage } from './decode.ts';
 import type { FieldSolver } from './foreground.ts';
 import type { GuidedSolver } from './guided-filter.ts';
-import type { StretchJob } from './kernels.ts';
+import type { RowSpan, StretchJob } from './kernels.ts';
 import type { Matte } from './matte.ts';
 import type { PngBand } from './png-file.ts';
 import type { PngDeflater } from './png-scanlines.ts';
@@ -73,38 +74,29 @@ async function runBand<K extends BandResult['kind']>(i: number, band: Band, kind
   return reply.composed as Extract<BandResult, { kind: K }>;
 }
 
-/** Working-size planes through band thread `i`'s kernel; they go and come back in the same buffers. */
-async function runOnPlanes(i: number, request: BandRequest, planes: Float32Array[]): Promise<Float32Array[]> {
-  const reply = await run(i, request, planes.map((p) => p.buffer as ArrayBuffer));
-  if (!('planes' in reply) || reply.planes.length !== planes.length) throw new Error('band thread answered with the wrong planes');
-  return reply.planes;
-}
-
 /**
- * Working-size planes through a kernel in bands of rows, one per thread: an output row depends on
- * the input rows within `margin`, so each band is solved on its rows plus that margin on either
- * side and keeps only its own, the same values as one solve over the whole plane (up to the
- * rounding of the box means' running sums, which start from other rows). The results are written
- * into the planes given.
+ * A kernel over working-size planes in bands of rows, one per thread: an output row depends on the
+ * input rows within `margin`, so each band is solved on its rows plus that margin on either side and
+ * writes only its own, the same values as one solve over the whole plane (up to the rounding of the
+ * box means' running sums, which start from other rows). The threads read and write the planes in
+ * place, so they must be shared.
  */
-async function inRowBands(planes: Float32Array[], width: number, height: number, margin: number, request: (band: Float32Array[], rows: number) => BandRequest): Promise<Float32Array[]> {
+async function inRowBands(planes: Float32Array[], width: number, height: number, margin: number, request: (rows: RowSpan) => BandRequest): Promise<void> {
+  if (planes.some((plane) => !(plane.buffer instanceof SharedArrayBuffer))) throw new Error('the band threads solve on shared planes only (shared-planes.ts)');
   const count = Math.max(1, Math.min(os.availableParallelism(), Math.floor(height / Math.max(minBandRows, 2 * margin))));
   const rows = Math.ceil(height / count);
   await Promise.all(
     Array.from({ length: count }, async (_, i) => {
       const from = i * rows, to = Math.min(height, (i + 1) * rows);
-      const top = Math.max(0, from - margin), bottom = Math.min(height, to + margin);
-      const band = planes.map((plane) => plane.slice(top * width, bottom * width));
-      const solved = await runOnPlanes(i, request(band, bottom - top), band);
-      solved.forEach((plane, k) => planes[k]!.set(plane.subarray((from - top) * width, (to - top) * width), from * width));
+      const reply = await run(i, request({ top: Math.max(0, from - margin), bottom: Math.min(height, to + margin), from, to }), []);
+      if (!('solved' in reply)) throw new Error('band thread answered a solve with no result');
     }),
   );
-  return planes;
 }
 
 /** The guided filter in bands (see GuidedSolver): a box mean of coefficients made from box means reaches two radii. */
 export const guidedInThreads: GuidedSolver = (job) =>
-  inRowBands(job.planes, job.width, job.height, 2 * job.radius, (band, rows) => ({ id: nextId++, guided: { ...job, planes: band, height: rows } }));
+  inRowBands([...job.inputs, ...job.outputs], job.width, job.height, 2 * job.radius, (rows) => ({ id: nextId++, guided: job, rows }));
 
 /** The source stretched into the job's canvas in a band thread; both buffers move there and back (use the canvas returned). */
 export async function stretchInThread(job: StretchJob): Promise<Uint8Array> {
@@ -114,8 +106,8 @@ export async function stretchInThread(job: StretchJob): Promise<Uint8Array> {
 }
 
 /** The colour fields in bands (see FieldSolver): the narrow step's blur of the wide step's blur reaches both radii. */
-export const fieldsInThreads: FieldSolver = (planes, width, height, wideRadius, narrowRadius) =>
-  inRowBands(planes, width, height, wideRadius + narrowRadius, (band, rows) => ({ id: nextId++, colours: { planes: band, width, height: rows, wideRadius, narrowRadius } }));
+export const fieldsInThreads: FieldSolver = (job) =>
+  inRowBands([...job.inputs, ...job.outputs], job.width, job.height, job.wideRadius + job.narrowRadius, (rows) => ({ id: nextId++, colours: job, rows }));
 
 /**
  * Bytes [start, end) in a buffer of their own, the only thing a transfer may move. (A Buffer's
@@ -125,9 +117,9 @@ function copyOf(bytes: Uint8Array, start: number, end: number): Uint8Array {
   return new Uint8Array(bytes.subarray(start, end));
 }
 
-/** Rows [start, end) of a plane `width` wide, in a buffer of their own. */
+/** Rows [start, end) of a plane `width` wide: a view of a shared plane, which the thread reads in place, or a copy in a buffer of its own. */
 function rowsOf(plane: Float32Array, width: number, { start, end }: { start: number; end: number }): Float32Array {
-  return plane.slice(start * width, end * width);
+  return plane.buffer instanceof SharedArrayBuffer ? plane.subarray(start * width, end * width) : plane.slice(start * width, end * width);
 }
 
 /**

@@ -2,7 +2,8 @@
 // resolution, whose linear coefficients are then upsampled and applied to the full-resolution photo
 // ("fast guided filter", He & Sun 2015; at full size in kernels/compose.ts). The alpha so follows
 // the photo's edges at full size while the costly solve stays under a megapixel.
-import { guidedMatteInPlace } from './kernels.ts';
+import { allRows, guidedMatteRows } from './kernels.ts';
+import { heapPlanes, type PlaneSet } from './shared-planes.ts';
 
 /** The photo at the working resolution, one plane per colour channel, values in [0, 1]. */
 export type GuidePlanes = [Float32Array, Float32Array, Float32Array];
@@ -15,9 +16,12 @@ export interface GuidedCoefficients {
   height: number;
 }
 
-/** The guided filter's inputs: copies of the guide's r, g and b planes, the mask and a spare plane, each width × height. */
+/** The guided filter over width × height planes. */
 export interface GuidedJob {
-  planes: Float32Array[];
+  /** The guide's r, g and b planes and the mask. */
+  inputs: Float32Array[];
+  /** Written in full: a_r, a_g, a_b, b and the working-size alpha. */
+  outputs: Float32Array[];
   width: number;
   height: number;
   /** In working pixels. */
@@ -29,21 +33,20 @@ export interface GuidedJob {
 }
 
 /**
- * Solves a job, on this thread or another, writing [a_r, a_g, a_b, b, working-size alpha] over its
- * planes. The pipeline's solver runs in the band threads (cutout-bands.ts) and may take the planes
- * over: use what it returns.
+ * Solves a job, on this thread or others: the pipeline's solver runs in the band threads
+ * (cutout-bands.ts), which read and write shared planes in place (shared-planes.ts).
  */
-export type GuidedSolver = (job: GuidedJob) => Promise<Float32Array[]>;
+export type GuidedSolver = (job: GuidedJob) => Promise<void>;
 
-export const solveHere: GuidedSolver = async ({ planes, width, height, radius, epsilon, curve }) => {
-  guidedMatteInPlace(planes, width, height, radius, epsilon, curve);
-  return planes;
+export const solveHere: GuidedSolver = async ({ inputs, outputs, width, height, radius, epsilon, curve }) => {
+  guidedMatteRows(inputs, outputs, width, height, allRows(height), radius, epsilon, curve);
 };
 
 /**
  * The colour guided filter of `mask` (working resolution, values in [0, 1]) under `guide`: its
- * coefficients, and the alpha they give at the working size through `curve` (values in [0, 1]).
- * The arithmetic (17 box means, products and a 3×3 solve per pixel) is WebAssembly (kernels/planes.ts).
+ * coefficients, and the alpha they give at the working size through `curve` (values in [0, 1]),
+ * in planes taken from `planes`. The arithmetic (17 box means, products and a 3×3 solve per pixel)
+ * is WebAssembly (kernels/planes.ts).
  */
 export async function guidedMatte(
   guide: GuidePlanes,
@@ -52,9 +55,9 @@ export async function guidedMatte(
   height: number,
   options: { radius: number; epsilon: number; curve: Uint8Array },
   solve: GuidedSolver = solveHere,
+  planes: PlaneSet = heapPlanes,
 ): Promise<{ coefficients: GuidedCoefficients; alpha: Float32Array }> {
-  const planes = [guide[0].slice(), guide[1].slice(), guide[2].slice(), mask.slice(), new Float32Array(width * height)];
-  const [ar, ag, ab, b, alpha] = await solve({ planes, width, height, ...options });
-  if (!ar || !ag || !ab || !b || !alpha) throw new Error('the guided solve returned fewer than five planes');
+  const [ar, ag, ab, b, alpha] = Array.from({ length: 5 }, () => planes.plane(width * height)) as [Float32Array, Float32Array, Float32Array, Float32Array, Float32Array];
+  await solve({ inputs: [...guide, mask], outputs: [ar, ag, ab, b, alpha], width, height, ...options });
   return { coefficients: { a: [ar, ag, ab], b, width, height }, alpha };
 }

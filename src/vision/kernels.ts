@@ -79,40 +79,74 @@ export function boxMeanInPlace(plane: Float32Array, width: number, height: numbe
 }
 
 /**
- * The colour guided filter and its alpha at the working size (see GuidedJob): `planes` holds the
- * guide's r, g and b, the mask and a spare plane (each width × height) on entry, and a_r, a_g, a_b,
- * b (already averaged over the window) and the alpha through `curve` on return.
+ * Rows of width-wide planes a kernel solves: it reads input rows [top, bottom) and writes output
+ * rows [from, to), which lie within them (a band of rows with the margin its windows reach).
  */
-export function guidedMatteInPlace(planes: Float32Array[], width: number, height: number, radius: number, epsilon: number, curve: Uint8Array): void {
-  const n = width * height;
-  if (planes.length !== 5 || planes.some((p) => p.length !== n)) throw new Error('the guided filter takes five planes of width × height');
-  const k = kernels();
-  const curveAt = 17 * n * 4 + 16 * width;
-  const memory = memoryOf(k, curveAt + curve.length);
-  planes.slice(0, 4).forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane));
-  new Uint8Array(memory, curveAt, curve.length).set(curve);
-  k.guidedMatte(0, width, height, radius, epsilon, curveAt, curve.length - 1);
-  planes.forEach((plane, i) => plane.set(new Float32Array(memory, i * n * 4, n)));
+export interface RowSpan {
+  top: number;
+  bottom: number;
+  from: number;
+  to: number;
+}
+
+/** Every row of a plane `height` rows tall. */
+export function allRows(height: number): RowSpan {
+  return { top: 0, bottom: height, from: 0, to: height };
+}
+
+/** Copies input rows [top, bottom) of each plane into the kernels' memory from byte 0, one plane after another. */
+function rowsIn(memory: ArrayBuffer, planes: Float32Array[], width: number, { top, bottom }: RowSpan): number {
+  const n = width * (bottom - top);
+  planes.forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane.subarray(top * width, bottom * width)));
+  return n;
+}
+
+/** Copies rows [from, to) of the solved planes (`n` values each, from plane `first` on) to the outputs' same rows. */
+function rowsOut(memory: ArrayBuffer, outputs: Float32Array[], first: number, n: number, width: number, { top, from, to }: RowSpan): void {
+  const count = width * (to - from);
+  outputs.forEach((plane, i) => plane.set(new Float32Array(memory, ((first + i) * n + (from - top) * width) * 4, count), from * width));
+}
+
+function checkPlanes(what: string, planes: Float32Array[], count: number, size: number): void {
+  if (planes.length !== count || planes.some((p) => p.length !== size)) throw new Error(`${what} takes ${count} planes of width × height`);
 }
 
 /**
- * Blur-fusion colour fields: `planes` holds the photo's r, g and b, the alpha and two spare planes
- * (each width × height) on entry, and the smooth foreground's r, g, b and the smooth background's
- * r, g, b on return.
+ * The colour guided filter and its alpha at the working size over `rows` of width × height planes:
+ * `inputs` the guide's r, g and b and the mask, `outputs` a_r, a_g, a_b, b (already averaged over
+ * the window) and the alpha through `curve`.
  */
-export function colourFieldsInPlace(planes: Float32Array[], width: number, height: number, wideRadius: number, narrowRadius: number): void {
-  const n = width * height;
-  if (planes.length !== 6 || planes.some((p) => p.length !== n)) throw new Error('the colour fields take six planes of width × height');
+export function guidedMatteRows(inputs: Float32Array[], outputs: Float32Array[], width: number, height: number, rows: RowSpan, radius: number, epsilon: number, curve: Uint8Array): void {
+  checkPlanes('the guided filter', inputs, 4, width * height);
+  checkPlanes('the guided filter', outputs, 5, width * height);
   const k = kernels();
-  const memory = memoryOf(k, 12 * n * 4 + 16 * width);
-  planes.slice(0, 4).forEach((plane, i) => new Float32Array(memory, i * n * 4, n).set(plane));
-  k.colourFields(0, width, height, wideRadius, narrowRadius);
-  planes.forEach((plane, i) => plane.set(new Float32Array(memory, (5 + i) * n * 4, n)));
+  const solved = rows.bottom - rows.top;
+  const curveAt = 17 * width * solved * 4 + 16 * width;
+  const memory = memoryOf(k, curveAt + curve.length);
+  const n = rowsIn(memory, inputs, width, rows);
+  new Uint8Array(memory, curveAt, curve.length).set(curve);
+  k.guidedMatte(0, width, solved, radius, epsilon, curveAt, curve.length - 1);
+  rowsOut(memory, outputs, 0, n, width, rows);
 }
 
-/** Interleaved RGB bytes as three planes of floats, each byte b as `table[b]`. */
-export function unpackRgbWith(rgb: Uint8Array, table: Float32Array): [Float32Array, Float32Array, Float32Array] {
+/**
+ * Blur-fusion colour fields over `rows` of width × height planes: `inputs` the photo's r, g and b
+ * and the alpha, `outputs` the smooth foreground's r, g, b and the smooth background's r, g, b.
+ */
+export function colourFieldsRows(inputs: Float32Array[], outputs: Float32Array[], width: number, height: number, rows: RowSpan, wideRadius: number, narrowRadius: number): void {
+  checkPlanes('the colour fields', inputs, 4, width * height);
+  checkPlanes('the colour fields', outputs, 6, width * height);
+  const k = kernels();
+  const memory = memoryOf(k, 12 * width * (rows.bottom - rows.top) * 4 + 16 * width);
+  const n = rowsIn(memory, inputs, width, rows);
+  k.colourFields(0, width, rows.bottom - rows.top, wideRadius, narrowRadius);
+  rowsOut(memory, outputs, 5, n, width, rows);
+}
+
+/** Interleaved RGB bytes as three planes of floats (`out`, new ones by default), each byte b as `table[b]`. */
+export function unpackRgbWith(rgb: Uint8Array, table: Float32Array, out?: Float32Array[]): Float32Array[] {
   if (rgb.length % 3 !== 0 || table.length !== 256) throw new Error('unpackRgb takes RGB bytes and a table of 256 values');
+  if (out && (out.length !== 3 || out.some((p) => p.length !== rgb.length / 3))) throw new Error('unpackRgb writes three planes of one value per pixel');
   const k = kernels();
   const count = rgb.length / 3;
   const tableAt = align16(rgb.length);
@@ -121,12 +155,17 @@ export function unpackRgbWith(rgb: Uint8Array, table: Float32Array): [Float32Arr
   new Uint8Array(memory, 0, rgb.length).set(rgb);
   new Float32Array(memory, tableAt, 256).set(table);
   k.unpackRgb(0, count, tableAt, outAt);
-  const plane = (c: number) => new Float32Array(memory.slice(outAt + c * 4 * count, outAt + (c + 1) * 4 * count));
-  return [plane(0), plane(1), plane(2)];
+  const planes = out ?? [0, 1, 2].map(() => new Float32Array(count));
+  planes.forEach((plane, c) => plane.set(new Float32Array(memory, outAt + c * 4 * count, count)));
+  return planes;
 }
 
-/** `source` (`sourceWidth` wide) resampled bilinearly to width × height at the columns and rows `xs` and `ys` sample (planes.ts). */
-export function resamplePlaneWith(source: Float32Array, sourceWidth: number, width: number, height: number, xs: AxisSamples, ys: AxisSamples): Float32Array {
+/**
+ * `source` (`sourceWidth` wide) resampled bilinearly to width × height at the columns and rows `xs`
+ * and `ys` sample (planes.ts), into `out` (a new plane by default).
+ */
+export function resamplePlaneWith(source: Float32Array, sourceWidth: number, width: number, height: number, xs: AxisSamples, ys: AxisSamples, out: Float32Array = new Float32Array(width * height)): Float32Array {
+  if (out.length !== width * height) throw new Error('the resampled plane is width × height');
   const k = kernels();
   const outAt = align16(source.length * 4);
   const xAt = outAt + align16(width * height * 4);
@@ -143,7 +182,8 @@ export function resamplePlaneWith(source: Float32Array, sourceWidth: number, wid
   const [xLo, xHi, xT] = tables(xAt, xs, width);
   const [yLo, yHi, yT] = tables(yAt, ys, height);
   k.resamplePlane(0, sourceWidth, outAt, width, height, xLo!, xHi!, xT!, yLo!, yHi!, yT!);
-  return new Float32Array(memory.slice(outAt, outAt + width * height * 4));
+  out.set(new Float32Array(memory, outAt, width * height));
+  return out;
 }
 
 /** Interleaved RGB bytes to stretch bilinearly into a rectangle of an RGB canvas. */

@@ -10,6 +10,7 @@ import { unpackRgbWith } from './kernels.ts';
 import { modelSize, type Segmenter } from './model.ts';
 import type { Photo } from './photo.ts';
 import { resample } from './planes.ts';
+import { sharedPlanes, type PlaneSet } from './shared-planes.ts';
 import { mirrorPixelRows, mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
 import { alphaCurve, workingSide, type Recipe } from './recipe.ts';
 
@@ -35,8 +36,12 @@ export interface Matte {
 
 const untimed: StageRunner = (_name, work) => work();
 
-/** The photo's matte; by the time it is computed the photo is decoded (the preprocess waits for a large photo's decode). */
-export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: Recipe, stage: StageRunner = untimed): Promise<Matte> {
+/**
+ * The photo's matte; by the time it is computed the photo is decoded (the preprocess waits for a
+ * large photo's decode). Its working-size planes are taken from `planes`, shared with the band
+ * threads: release the set once the cutout is composed, and not before.
+ */
+export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: Recipe, stage: StageRunner = untimed, planes: PlaneSet = sharedPlanes()): Promise<Matte> {
   const scale = Math.min(1, workingSide / Math.max(photo.width, photo.height));
   const width = Math.max(1, Math.round(photo.width * scale));
   const height = Math.max(1, Math.round(photo.height * scale));
@@ -45,7 +50,7 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
     // sharp resizes in its own threads: the model's inputs and the guide are made side by side, and
     // a large photo's guide beside its decode (photo.ts).
     const [guide, { image, made }] = await Promise.all([
-      guidePlanes(photo, width, height),
+      guidePlanes(photo, width, height, planes),
       photo.decoded.then(async (image) => ({ image, made: await Promise.all(geometries.map((geometry) => toModelInput(image, geometry))) })),
     ]);
     return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide, image };
@@ -75,14 +80,14 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
       const top = Math.round(input!.region.top / (image.height / height));
       const w = Math.max(1, Math.min(width - left, Math.round(input!.region.width / (image.width / width))));
       const h = Math.max(1, Math.min(height - top, Math.round(input!.region.height / (image.height / height))));
-      const mapped = resample({ data: predicted, width: modelSize, height: modelSize }, input!.content, w, h);
+      const mapped = resample({ data: predicted, width: modelSize, height: modelSize }, input!.content, w, h, single ? planes.plane(w * h) : undefined);
       // One pass that covers the whole working image is the mask as it is (what adding it to nothing would give).
       if (single && left === 0 && top === 0 && w === width && h === height) return mapped;
-      sum ??= new Float32Array(width * height);
+      sum ??= planes.plane(width * height).fill(0);
       weight ??= new Float32Array(width * height);
       addPass(sum, weight, width, { data: mapped, left, top, width: w, height: h }, pass.weight ?? 1, !single);
     }
-    if (!sum || !weight) return new Float32Array(width * height);
+    if (!sum || !weight) return planes.plane(width * height).fill(0);
     combinePasses(sum, weight, !single);
     return sum;
   });
@@ -90,7 +95,7 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
     const curve = alphaCurve(recipe.contrast, recipe.centre);
     if (!recipe.refine) return plainUpsampling(mask, width, height, image, curve);
     const radius = Math.max(1, Math.round(recipe.refine.radius * Math.max(width, height)));
-    const { coefficients, alpha } = await guidedMatte(guide, mask, width, height, { radius, epsilon: recipe.refine.epsilon, curve }, guidedInThreads);
+    const { coefficients, alpha } = await guidedMatte(guide, mask, width, height, { radius, epsilon: recipe.refine.epsilon, curve }, guidedInThreads, planes);
     return { alpha: { kind: 'guided', coefficients, curve } as FullSizeAlpha, workingAlpha: alpha };
   });
   const colours = recipe.decontaminate
@@ -98,7 +103,7 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
         // The colour fields are wide blurs, so half the working size loses nothing and costs a quarter.
         const w = Math.max(1, Math.round(width / 2)), h = Math.max(1, Math.round(height / 2));
         const whole = { left: 0, top: 0, width, height };
-        const half = (plane: Float32Array) => resample({ data: plane, width, height }, whole, w, h);
+        const half = (plane: Float32Array) => resample({ data: plane, width, height }, whole, w, h, planes.plane(w * h));
         const long = Math.max(w, h);
         return colourFields(
           [half(guide[0]), half(guide[1]), half(guide[2])],
@@ -108,6 +113,7 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
           Math.max(1, Math.round(long * 0.06)),
           Math.max(1, Math.round(long * 0.006)),
           fieldsInThreads,
+          planes,
         );
       })
     : null;
@@ -206,7 +212,7 @@ async function plainUpsampling(mask: Float32Array, width: number, height: number
 const unitLevels = Float32Array.from({ length: 256 }, (_, byte) => byte / 255);
 
 /** The photo at the working size as colour planes in [0, 1], a transparent source seen over grey as the model sees it. */
-async function guidePlanes(photo: Photo, width: number, height: number): Promise<GuidePlanes> {
+async function guidePlanes(photo: Photo, width: number, height: number, planes: PlaneSet): Promise<GuidePlanes> {
   const rgb = await photo.resize((upright) => upright.flatten({ background: { r: 128, g: 128, b: 128 } }).resize(width, height, { fit: 'fill', kernel: 'linear' }));
-  return unpackRgbWith(rgb, unitLevels);
+  return unpackRgbWith(rgb, unitLevels, [planes.plane(width * height), planes.plane(width * height), planes.plane(width * height)]) as GuidePlanes;
 }

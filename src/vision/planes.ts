@@ -41,7 +41,7 @@ export function axisSamples(destination: number, start: number, span: number, so
   return { lo, hi, t };
 }
 
-/** Bilinear resampling of the rectangle (left, top, w, h) of `src` to width × height (WebAssembly, kernels/planes.ts). */
-export function resample(src: Plane, rect: { left: number; top: number; width: number; height: number }, width: number, height: number): Float32Array {
-  return resamplePlaneWith(src.data, src.width, width, height, axisSamples(width, rect.left, rect.width, src.width), axisSamples(height, rect.top, rect.height, src.height));
+/** Bilinear resampling of the rectangle (left, top, w, h) of `src` to width × height (WebAssembly, kernels/planes.ts), into `out` (a new plane by default). */
+export function resample(src: Plane, rect: { left: number; top: number; width: number; height: number }, width: number, height: number, out?: Float32Array): Float32Array {
+  return resamplePlaneWith(src.data, src.width, width, height, axisSamples(width, rect.left, rect.width, src.width), axisSamples(height, rect.top, rect.height, src.height), out);
 }

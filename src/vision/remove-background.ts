@@ -6,6 +6,7 @@ import { readHeader } from './decode.ts';
 import { assertEncodable, encodeWebp } from './encode.ts';
 import { computeMatte } from './matte.ts';
 import { openPhoto } from './photo.ts';
+import { sharedPlanes } from './shared-planes.ts';
 import type { Segmenter } from './model.ts';
 import { assemblePng } from './png-file.ts';
 import { recipeFor, type Recipe } from './recipe.ts';
@@ -70,7 +71,8 @@ export async function removeBackground(segmenter: Segmenter, input: Buffer, opti
     assertEncodable(header.width, header.height, options.format);
     return openPhoto(input, header, options.maxPixels);
   });
-  const matte = await computeMatte(segmenter, photo, options.recipe ?? recipeFor(options.subject, options.precision, photo.width, photo.height), stage);
+  const planes = sharedPlanes();
+  const matte = await computeMatte(segmenter, photo, options.recipe ?? recipeFor(options.subject, options.precision, photo.width, photo.height), stage, planes);
   const image = await photo.decoded;
   let data: Buffer;
   if (options.format === 'png') {
@@ -80,5 +82,8 @@ export async function removeBackground(segmenter: Segmenter, input: Buffer, opti
     const rgba = await stage('compose', () => composeCutout(image, matte));
     data = await stage('encode', () => encodeWebp(rgba, image.width, image.height));
   }
+  // Only once every band is done: after a failure a thread may still be writing to the planes, and
+  // the set is left to the garbage collector instead.
+  planes.release();
   return { data, width: image.width, height: image.height, format: options.format, timings };
 }

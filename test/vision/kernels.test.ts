@@ -9,6 +9,7 @@ import { guidedMatte, solveHere, type GuidePlanes } from '../../src/vision/guide
 import { alphaCurve } from '../../src/vision/recipe.ts';
 import { axisSamples, boxMean, resample } from '../../src/vision/planes.ts';
 import { stretchRgbInto, unpackRgbWith } from '../../src/vision/kernels.ts';
+import { sharedPlanes } from '../../src/vision/shared-planes.ts';
 
 /** Mean over the clipped (2r+1)² window, pixel by pixel. */
 function plainBoxMean(plane: Float32Array, width: number, height: number, radius: number): Float64Array {
@@ -229,21 +230,36 @@ describe('stretching the model input', () => {
 });
 
 describe('kernels in the band threads', () => {
-  it('give the same planes as on the calling thread, whole or solved in bands of rows with their margins', async () => {
+  it('write the same planes as on the calling thread into shared ones, solved in bands of rows with their margins', async () => {
     const curve = alphaCurve(2);
     for (const [width, height, radius] of [[97, 61, 4], [211, 150, 4], [64, 300, 20], [120, 129, 16]] as const) {
-      const inputs = [1, 2, 3, 4].map((seed) => testPlane(width, height, seed));
-      const job = () => ({ planes: [...inputs.map((p) => p.slice()), new Float32Array(width * height)], width, height, radius, epsilon: 1e-3, curve });
-      const threaded = await guidedInThreads(job());
-      const here = await solveHere(job());
-      threaded.forEach((plane, k) => assertClose(plane, here[k]!, 1e-5, `${width}×${height} r=${radius} guided plane ${k}`));
+      const n = width * height;
+      const planes = sharedPlanes();
+      const inputs = [1, 2, 3, 4].map((seed) => {
+        const plane = planes.plane(n);
+        plane.set(testPlane(width, height, seed));
+        return plane;
+      });
+      const shared = (count: number) => Array.from({ length: count }, () => planes.plane(n).fill(Number.NaN));
+      const here = (count: number) => Array.from({ length: count }, () => new Float32Array(n));
+      const job = { inputs, width, height, radius, epsilon: 1e-3, curve };
+      const [threaded, alone] = [shared(5), here(5)];
+      await guidedInThreads({ ...job, outputs: threaded });
+      await solveHere({ ...job, outputs: alone });
+      threaded.forEach((plane, k) => assertClose(plane, alone[k]!, 1e-5, `${width}×${height} r=${radius} guided plane ${k}`));
 
-      const colours = [...inputs, new Float32Array(width * height), new Float32Array(width * height)];
-      const given = colours.map((p) => p.slice());
-      const fieldsThreaded = await fieldsInThreads(given, width, height, 7, 2);
-      fieldsThreaded.forEach((plane, k) => assert.equal(plane, given[k], `field ${k} written into the plane given`));
-      const fieldsHereToo = await fieldsHere(colours.map((p) => p.slice()), width, height, 7, 2);
-      fieldsThreaded.forEach((plane, k) => assertClose(plane, fieldsHereToo[k]!, 1e-5, `${width}×${height} field ${k}`));
+      const fieldsJob = { inputs, width, height, wideRadius: 7, narrowRadius: 2 };
+      const [fieldsThreaded, fieldsAlone] = [shared(6), here(6)];
+      await fieldsInThreads({ ...fieldsJob, outputs: fieldsThreaded });
+      await fieldsHere({ ...fieldsJob, outputs: fieldsAlone });
+      fieldsThreaded.forEach((plane, k) => assertClose(plane, fieldsAlone[k]!, 1e-5, `${width}×${height} field ${k}`));
+      planes.release();
     }
+  });
+
+  it('refuse planes they could not write in place', async () => {
+    const n = 97 * 61;
+    const job = { inputs: [1, 2, 3, 4].map(() => new Float32Array(n)), outputs: Array.from({ length: 5 }, () => new Float32Array(n)), width: 97, height: 61, radius: 4, epsilon: 1e-3, curve: alphaCurve(1) };
+    await assert.rejects(guidedInThreads(job), /shared planes/);
   });
 });

@@ -75,3 +75,15 @@ describe('removeBackground', () => {
     assert.ok(score >= 0.8, `IoU ${score.toFixed(3)} < 0.8`);
   });
 });
+
+describe('removeBackground, task after task', () => {
+  it('gives the same cutout whether a task runs first, after another or beside one: reused working memory keeps nothing of the last task', async () => {
+    const [car, toy] = ['davis-car-shadow-00016', 'am-gt07'].map((name) => fixturePhoto(name));
+    const first = await removeBackground(segmenter, car!, defaults);
+    const other = await removeBackground(segmenter, toy!, defaults);
+    const again = await removeBackground(segmenter, car!, defaults);
+    assert.ok(again.data.equals(first.data), 'the same photo after another gives the same bytes');
+    const [carBeside, toyBeside] = await Promise.all([removeBackground(segmenter, car!, defaults), removeBackground(segmenter, toy!, defaults)]);
+    assert.ok(carBeside.data.equals(first.data) && toyBeside.data.equals(other.data), 'two tasks side by side give their own bytes');
+  });
+});

@@ -1,0 +1,63 @@
+// Where a task's working-size planes live (the guide, the mask, the guided filter's coefficients, the
+// colour fields): in shared memory that the band threads read and write in place, kept from one task
+// to the next. Copied out to each thread and handed back, as they were, every plane was allocated
+// afresh several times a task; planes that live through a task's inference outlast the young
+// generation, and V8 collects the whole heap each time such memory has grown by a fixed amount:
+// about one full collection every other task, each a pause of the main thread in the middle of the
+// work around inference (`npm run bench` prints the collections).
+
+/** Float planes handed out one after another; `release` gives the memory back for another task's planes. */
+export interface PlaneSet {
+  /** A plane of `length` values for its taker to write in full: one of reused memory holds what another task left there. */
+  plane(length: number): Float32Array;
+  /** Every plane handed out is the next task's to overwrite: call it once nothing reads them any more. */
+  release(): void;
+}
+
+/** Planes as ordinary arrays, for work done on the calling thread. */
+export const heapPlanes: PlaneSet = { plane: (length) => new Float32Array(length), release: () => {} };
+
+/** Planes start on 64-byte boundaries (a cache line; the kernels load 16 bytes at a time). */
+const alignment = 64;
+
+class SharedPlanes implements PlaneSet {
+  /** Bytes handed out from the last block. */
+  private used = 0;
+  private released = false;
+
+  constructor(private readonly blocks: SharedArrayBuffer[]) {}
+
+  plane(length: number): Float32Array {
+    if (this.released) throw new Error('planes taken from a released set');
+    const bytes = Math.ceil((length * 4) / alignment) * alignment;
+    let block = this.blocks.at(-1);
+    if (!block || this.used + bytes > block.byteLength) {
+      // Another block for what does not fit; the set's blocks are joined into one on release.
+      block = new SharedArrayBuffer(Math.max(bytes, block?.byteLength ?? 0));
+      this.blocks.push(block);
+      this.used = 0;
+    }
+    const plane = new Float32Array(block, this.used, length);
+    this.used += bytes;
+    return plane;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    // A set that needed several blocks needs their total again: the next one gets it in one block.
+    const joined = this.blocks.length <= 1 ? this.blocks : [new SharedArrayBuffer(this.blocks.reduce((sum, b) => sum + b.byteLength, 0))];
+    released.push(joined);
+  }
+}
+
+/**
+ * Memory given back, one entry per released set: a process holds as many as it has run tasks at
+ * once, each the size of its largest set (the working size is capped, so that is bounded too).
+ */
+const released: SharedArrayBuffer[][] = [];
+
+/** A set of shared planes, in memory a released set left when there is some; a set never released is collected like any other memory. */
+export function sharedPlanes(): PlaneSet {
+  return new SharedPlanes(released.pop() ?? []);
+}

@@ -1,0 +1,57 @@
+// Working-size planes in shared memory, reused from one task to the next (src/vision/shared-planes.ts).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { sharedPlanes } from '../../src/vision/shared-planes.ts';
+
+describe('sharedPlanes', () => {
+  it('hands a task the memory the last task released', () => {
+    const first = sharedPlanes();
+    const plane = first.plane(1000);
+    assert.ok(plane.buffer instanceof SharedArrayBuffer);
+    first.release();
+    const next = sharedPlanes();
+    assert.equal(next.plane(1000).buffer, plane.buffer);
+    next.release();
+  });
+
+  it('never gives two sets in use the same memory', () => {
+    const a = sharedPlanes();
+    const b = sharedPlanes();
+    const [pa, pb] = [a.plane(500), b.plane(500)];
+    assert.notEqual(pa.buffer, pb.buffer);
+    a.release();
+    const c = sharedPlanes();
+    assert.equal(c.plane(500).buffer, pa.buffer, 'the released one is reused');
+    pb.fill(7);
+    assert.ok(c.plane(500).every((v) => v !== 7), 'and holds nothing of the set still in use');
+    b.release();
+    c.release();
+  });
+
+  it('lays planes out one after another, each on its own cache lines', () => {
+    const set = sharedPlanes();
+    const planes = [set.plane(5), set.plane(7), set.plane(3)];
+    for (let i = 1; i < planes.length; i++) {
+      assert.ok(planes[i]!.byteOffset >= planes[i - 1]!.byteOffset + planes[i - 1]!.byteLength, 'no overlap');
+    }
+    for (const plane of planes) assert.equal(plane.byteOffset % 64, 0);
+    set.release();
+  });
+
+  it('joins what a set needed into one block, so the next set needs no more', () => {
+    const set = sharedPlanes();
+    const planes = [set.plane(100), set.plane(4000), set.plane(100)];
+    set.release();
+    const next = sharedPlanes();
+    const again = [next.plane(100), next.plane(4000), next.plane(100)];
+    assert.equal(new Set(again.map((p) => p.buffer)).size, 1, 'one block');
+    assert.ok(again[0]!.buffer.byteLength >= planes.reduce((sum, p) => sum + p.byteLength, 0));
+    next.release();
+  });
+
+  it('refuses planes from a set already released', () => {
+    const set = sharedPlanes();
+    set.release();
+    assert.throws(() => set.plane(10), /released/);
+  });
+});
