@@ -1,7 +1,7 @@
 // A thread of the band pool (cutout-bands.ts): composes (and for a PNG compresses) the band it is
 // given, solves the guided filter's coefficients or the colour fields over rows of the shared planes
 // it is given (writing its rows of the results there), or stretches a photo into the model's input,
-// and hands every buffer it was given back with the result.
+// and hands every buffer of its own it was given back with the result.
 // Between jobs it keeps only its WebAssembly memory (kernels.ts), whose size is that of the largest
 // job; a buffer left here would wait for this thread's next garbage collection, which may be long
 // in coming.

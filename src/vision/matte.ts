@@ -10,9 +10,9 @@ import { unpackRgbWith } from './kernels.ts';
 import { modelSize, type Segmenter } from './model.ts';
 import type { Photo } from './photo.ts';
 import { resample } from './planes.ts';
-import { sharedPlanes, type PlaneSet } from './shared-planes.ts';
 import { mirrorPixelRows, mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
 import { alphaCurve, workingSide, type Recipe } from './recipe.ts';
+import { sharedPlanes, type PlaneSet } from './shared-planes.ts';
 
 export type MatteStage = 'preprocess' | 'inference' | 'refine' | 'foreground';
 export type StageRunner = <T>(name: MatteStage, work: () => Promise<T>) => Promise<T>;

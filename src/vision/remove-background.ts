@@ -6,10 +6,10 @@ import { readHeader } from './decode.ts';
 import { assertEncodable, encodeWebp } from './encode.ts';
 import { computeMatte } from './matte.ts';
 import { openPhoto } from './photo.ts';
-import { sharedPlanes } from './shared-planes.ts';
 import type { Segmenter } from './model.ts';
 import { assemblePng } from './png-file.ts';
 import { recipeFor, type Recipe } from './recipe.ts';
+import { sharedPlanes } from './shared-planes.ts';
 
 export { loadSegmenter, type Segmenter, type SegmenterOptions } from './model.ts';
 

@@ -21,8 +21,9 @@ export const heapPlanes: PlaneSet = { plane: (length) => new Float32Array(length
 const alignment = 64;
 
 class SharedPlanes implements PlaneSet {
-  /** Bytes handed out from the last block. */
+  /** Bytes handed out from the last block, and from all of them. */
   private used = 0;
+  private taken = 0;
   private released = false;
 
   constructor(private readonly blocks: SharedArrayBuffer[]) {}
@@ -32,22 +33,22 @@ class SharedPlanes implements PlaneSet {
     const bytes = Math.ceil((length * 4) / alignment) * alignment;
     let block = this.blocks.at(-1);
     if (!block || this.used + bytes > block.byteLength) {
-      // Another block for what does not fit; the set's blocks are joined into one on release.
-      block = new SharedArrayBuffer(Math.max(bytes, block?.byteLength ?? 0));
+      // A block of its own for what does not fit; the next task's set has room for everything.
+      block = new SharedArrayBuffer(bytes);
       this.blocks.push(block);
       this.used = 0;
     }
     const plane = new Float32Array(block, this.used, length);
     this.used += bytes;
+    this.taken += bytes;
     return plane;
   }
 
   release(): void {
     if (this.released) return;
     this.released = true;
-    // A set that needed several blocks needs their total again: the next one gets it in one block.
-    const joined = this.blocks.length <= 1 ? this.blocks : [new SharedArrayBuffer(this.blocks.reduce((sum, b) => sum + b.byteLength, 0))];
-    released.push(joined);
+    // A set that outgrew its block needs as much again: the next one gets it in one block.
+    released.push(this.blocks.length <= 1 ? this.blocks : [new SharedArrayBuffer(Math.max(this.taken, this.blocks[0]!.byteLength))]);
   }
 }
 
