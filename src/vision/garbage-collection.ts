@@ -1,9 +1,10 @@
-// V8's garbage collector as a process that runs the pipeline sets it. A task allocates its large
-// buffers afresh (the decoded photo, the copies each band takes to its thread and brings back, the
-// working-size planes, the model's mask), and V8 starts a collection of the whole heap each time
-// that memory outside its heap has grown by a fixed amount. By default such a collection marks
-// incrementally, in steps interleaved with the main thread's work, and the next one starts as the
-// task goes on allocating: the main thread spent much of the work around inference collecting.
+// V8's garbage collector as a process that runs the pipeline sets it. A task allocates some large
+// buffers afresh (the decoded photo, the copy of its rows each band takes to its thread, the model's
+// input and mask; the working-size planes are reused, shared-planes.ts), and V8 starts a collection
+// of the whole heap each time that memory outside its heap has grown by a fixed amount. By default
+// such a collection marks incrementally, in steps interleaved with the main thread's work, and the
+// next one starts as the task goes on allocating: the main thread spent much of the work around
+// inference collecting.
 // Marked in one pause instead, a task takes fewer collections and less time in them (`npm run
 // bench` prints both, README, Performance); the heap of objects is small, so a pause stays short.
 import v8 from 'node:v8';
