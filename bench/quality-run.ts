@@ -8,6 +8,7 @@ import { modelSize, type Segmenter } from '../src/vision/model.ts';
 import { decodedPhoto } from '../src/vision/photo.ts';
 import { toModelInput } from '../src/vision/preprocess.ts';
 import type { Recipe } from '../src/vision/recipe.ts';
+import { sharedPlanes } from '../src/vision/shared-planes.ts';
 
 /**
  * The model is deterministic, so a pass on the same input tensor is run once and its mask reused by
@@ -51,5 +52,9 @@ export async function baselineCutout(segmenter: Segmenter, image: DecodedImage):
 }
 
 export async function ourCutout(segmenter: Segmenter, image: DecodedImage, recipe: Recipe): Promise<Uint8Array> {
-  return composeCutout(image, await computeMatte(segmenter, decodedPhoto(image), recipe));
+  // The working planes are given back for the next image, as removeBackground gives them back.
+  const planes = sharedPlanes();
+  const cutout = await composeCutout(image, await computeMatte(segmenter, decodedPhoto(image), recipe, undefined, planes));
+  planes.release();
+  return cutout;
 }

@@ -101,6 +101,7 @@ async function comparePngEncoders(job: PngJob): Promise<JobResult> {
   const { computeMatte } = await import('../src/vision/matte.ts');
   const { decodedPhoto } = await import('../src/vision/photo.ts');
   const { recipeFor } = await import('../src/vision/recipe.ts');
+  const { sharedPlanes } = await import('../src/vision/shared-planes.ts');
   const { composeCutout, compressBands } = await import('../src/vision/cutout-bands.ts');
   const { assemblePng } = await import('../src/vision/png-file.ts');
   const { default: sharp } = await import('sharp');
@@ -108,7 +109,8 @@ async function comparePngEncoders(job: PngJob): Promise<JobResult> {
   const pngSamples: PngSample[] = [];
   for (const image of job.images) {
     const decoded = await decodeImage(fs.readFileSync(image.file), config.maxPixels);
-    const matte = await computeMatte(segmenter, decodedPhoto(decoded), recipeFor('product', 'standard', decoded.width, decoded.height));
+    const planes = sharedPlanes();
+    const matte = await computeMatte(segmenter, decodedPhoto(decoded), recipeFor('product', 'standard', decoded.width, decoded.height), undefined, planes);
     const { width, height } = decoded;
     const timed = async (make: () => Promise<Buffer>): Promise<[number, number]> => {
       const t = performance.now();
@@ -122,6 +124,7 @@ async function comparePngEncoders(job: PngJob): Promise<JobResult> {
       const [sharpMs, sharpBytes] = await timed(async () => sharp(await composeCutout(decoded, matte), { raw: { width, height, channels: 4 } }).png({ compressionLevel: 1 }).toBuffer());
       if (r >= 0) pngSamples.push({ group: image.group, bandsMs, bandsBytes, zlibMs, zlibBytes, sharpMs, sharpBytes });
     }
+    planes.release();
   }
   return { coldMs: Number.NaN, samples: [], pngSamples, imagesPerMinute: Number.NaN, peakRssMb: process.resourceUsage().maxRSS / 1024 };
 }
