@@ -2,9 +2,9 @@
 // colour fields): in shared memory that the band threads read and write in place, kept from one task
 // to the next. Copied out to each thread and handed back, as they were, every plane was allocated
 // afresh several times a task; planes that live through a task's inference outlast the young
-// generation, and V8 collects the whole heap each time such memory has grown by a fixed amount:
-// about one full collection every other task, each a pause of the main thread in the middle of the
-// work around inference (`npm run bench` prints the collections).
+// generation, and V8 collects the whole heap each time such memory has grown by a fixed amount,
+// each collection a pause of the main thread in the middle of the work around inference (`npm run
+// bench` prints the collections per image).
 
 /** Float planes handed out one after another; `release` gives the memory back for another task's planes. */
 export interface PlaneSet {
