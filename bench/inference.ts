@@ -16,10 +16,10 @@ import { editGraph } from '../src/vision/model-graph.ts';
 import { readModelWeights } from '../src/vision/model-weights.ts';
 import { segmenterOptions } from '../src/worker/start-worker.ts';
 import { fixturesDir, readManifest } from './images.ts';
-import { int8SharedConcatRow, int8ProductRow, int8Variants } from './int8-variants.ts';
+import { int8FixedSizesRow, int8ProductRow, int8SharedConcatRow, int8Variants } from './int8-variants.ts';
 import { interleavedTimes } from './interleaved.ts';
 import { printOperatorProfile } from './operator-profile.ts';
-import { resizeModelInput, type Variant } from './model-variants.ts';
+import type { Variant } from './model-variants.ts';
 import { fixed, mean, median, printTable } from './stats.ts';
 
 const passes = process.argv.includes('--quick') ? 1 : 3;
@@ -32,26 +32,28 @@ function peerModel(key: string): Uint8Array {
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-inference-'));
 const optimizedFile = path.join(scratch, 'optimized.onnx');
-const productGraph = async () => editGraph(await readModelWeights(), { output: 'output', float32: true });
+const productGraph = async () => editGraph(await readModelWeights(), { output: 'output', float32: true, anySide: true });
+const fixedSizesGraph = async () => editGraph(await readModelWeights(), { output: 'output', float32: true });
 const allVariants: Variant[] = [
   { name: 'shipped graph (fp16 storage, 12 outputs), 1024', side: 1024, model: readModelWeights },
   { name: 'only the mask output, fp16', side: 1024, model: async () => editGraph(await readModelWeights(), { output: 'output', float32: false }) },
-  { name: 'only the mask output, fp32 (product)', side: 1024, model: productGraph },
+  { name: 'only the mask output, fp32, Resize sizes fixed for 1024', side: 1024, model: fixedSizesGraph },
+  { name: 'only the mask output, fp32, any side (product)', side: 1024, model: productGraph },
   {
     name: 'product graph, optimised, saved and reloaded',
     side: 1024,
     model: async () => {
-      const graph = editGraph(await readModelWeights(), { output: 'output', float32: true });
+      const graph = await productGraph();
       const save = await ort.InferenceSession.create(graph, { ...base(), optimizedModelFilePath: optimizedFile, logSeverityLevel: 3 });
       await save.release();
       return optimizedFile;
     },
     options: { graphOptimizationLevel: 'disabled' },
   },
-  { name: 'product graph, input rewired to 768', side: 768, model: async () => resizeModelInput(editGraph(await readModelWeights(), { output: 'output', float32: true }), 768) },
-  { name: 'product graph, input rewired to 512', side: 512, model: async () => resizeModelInput(editGraph(await readModelWeights(), { output: 'output', float32: true }), 512) },
+  // The same graph at other sides (not the product's row: --int8 and its interleaved timing skip them).
+  ...[1152, 768, 512].map((side) => ({ name: `product graph at ${side}`, side, model: () => productGraph() })),
   { name: "INT8 weights (peer's /models/small, dynamic quantisation)", side: 1024, model: async () => peerModel('/models/small') },
-  ...int8Variants(productGraph),
+  ...int8Variants(productGraph, fixedSizesGraph),
 ];
 const variants = process.argv.includes('--int8') ? allVariants.filter((v) => v.model === productGraph || v.name.startsWith('INT8 QDQ')) : allVariants;
 
@@ -118,7 +120,7 @@ async function main(): Promise<void> {
   printTable(['variant', 'session create ms', 'inference median ms', 'speed-up', 'mean IoU', 'mean MAE', 'worst IoU'], rows);
   if (process.argv.includes('--int8')) {
     // The rows above ran minutes apart; this A/B is the speed comparison to trust on a shared machine.
-    const pair = variants.filter((v) => v.model === productGraph || v.name === int8ProductRow || v.name === int8SharedConcatRow).filter((v) => !v.fixtures);
+    const pair = variants.filter((v) => v.model === productGraph || v.name === int8ProductRow || v.name === int8FixedSizesRow || v.name === int8SharedConcatRow).filter((v) => !v.fixtures);
     const inputs = await Promise.all(fixtures.slice(0, 4).map((f) => toTensor(path.join(fixturesDir, f.image), 1024)));
     console.log(`Interleaved: ${pair.map((v) => v.name).join(' / ')}, alternating passes on ${inputs.length} fixtures`);
     printTable(['variant', 'passes', 'inference median ms', 'speed-up'], await interleavedTimes(pair, inputs, passes + 1, base()));

@@ -7,6 +7,7 @@ import onnxProto from 'onnx-proto';
 import { int8WeightLimit } from '../src/vision/int8-cpu.ts';
 import { quantiseGraph, type Int8Options } from '../src/vision/int8-graph.ts';
 import { readRanges, type ActivationRanges } from '../src/vision/int8-ranges.ts';
+import { highSecondSide } from '../src/vision/recipe.ts';
 import { calibrate, calibrationPercentile } from './calibration.ts';
 import { fixturesDir, readManifest } from './images.ts';
 import type { Variant } from './model-variants.ts';
@@ -21,16 +22,22 @@ function firstAndLastConvs(fp32: Uint8Array): Set<string> {
 
 /** The row of the graph the product runs (src/vision/model-session.ts). */
 export const int8ProductRow = `INT8 QDQ, u8 activations, ${calibrationPercentile} % percentile`;
+/** The product's graph as it was before it took any input side (model-graph.ts, anySide): each Resize sized for 1024. */
+export const int8FixedSizesRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Resize sizes fixed for 1024`;
+/** The product's graph at the side of high's mirrored view (recipe.ts). */
+export const int8SecondSideRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, at ${highSecondSide}`;
 /** The product's graph with each Concat's inputs and output over one range (int8-graph.ts, concatRanges: not kept). */
 export const int8SharedConcatRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Concats over one shared range`;
 
-export function int8Variants(fp32: () => Promise<Uint8Array>): Variant[] {
-  const int8 = (name: string, options: Omit<Int8Options, 'keepFloat' | 'weightLimit' | 'concatRanges'> & Partial<Pick<Int8Options, 'weightLimit' | 'concatRanges'>> & { keepEnds?: boolean }, ranges: () => ActivationRanges | Promise<ActivationRanges> = readRanges, fixtures?: string[]): Variant => ({
+/** `fixedSizes`: the fp32 graph before the anySide edit. */
+export function int8Variants(fp32: () => Promise<Uint8Array>, fixedSizes: () => Promise<Uint8Array>): Variant[] {
+  type Options = Omit<Int8Options, 'keepFloat' | 'weightLimit' | 'concatRanges'> & Partial<Pick<Int8Options, 'weightLimit' | 'concatRanges'>> & { keepEnds?: boolean; side?: number; source?: () => Promise<Uint8Array> };
+  const int8 = (name: string, options: Options, ranges: () => ActivationRanges | Promise<ActivationRanges> = readRanges, fixtures?: string[]): Variant => ({
     name,
-    side: 1024,
+    side: options.side ?? 1024,
     fixtures,
     model: async () => {
-      const graph = await fp32();
+      const graph = await (options.source ?? fp32)();
       return quantiseGraph(graph, await ranges(), { ...options, weightLimit: options.weightLimit ?? 127, concatRanges: options.concatRanges ?? 'own', keepFloat: options.keepEnds ? firstAndLastConvs(graph) : undefined });
     },
   });
@@ -42,6 +49,8 @@ export function int8Variants(fp32: () => Promise<Uint8Array>): Variant[] {
   return [
     int8('INT8 QDQ, u8 activations, min/max', { activations: 'uint8', range: 'minmax' }),
     int8(int8ProductRow, { activations: 'uint8', range: 'percentile' }),
+    int8(int8FixedSizesRow, { activations: 'uint8', range: 'percentile', source: fixedSizes }),
+    int8(int8SecondSideRow, { activations: 'uint8', range: 'percentile', side: highSecondSide }),
     int8(int8SharedConcatRow, { activations: 'uint8', range: 'percentile', concatRanges: 'shared' }),
     int8(`INT8 QDQ, s8 activations, ${percentile}`, { activations: 'int8', range: 'percentile' }),
     int8(`INT8 QDQ, u8, ${percentile}, first and last Conv in fp32`, { activations: 'uint8', range: 'percentile', keepEnds: true }),

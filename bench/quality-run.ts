@@ -18,12 +18,12 @@ export function cachingSegmenter(segmenter: Segmenter): Segmenter & { passes: nu
   const cache = new Map<string, Promise<Float32Array>>();
   const wrapper = {
     passes: 0,
-    predict(input: Uint8Array): Promise<Float32Array> {
-      const key = crypto.createHash('sha1').update(input).digest('hex');
+    predict(input: Uint8Array, side?: number): Promise<Float32Array> {
+      const key = `${side ?? modelSize}:${crypto.createHash('sha1').update(input).digest('hex')}`;
       let mask = cache.get(key);
       if (!mask) {
         wrapper.passes++;
-        cache.set(key, (mask = segmenter.predict(input)));
+        cache.set(key, (mask = segmenter.predict(input, side)));
       }
       return mask;
     },

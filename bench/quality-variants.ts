@@ -54,7 +54,28 @@ export const experiments: Record<string, Variant> = {
   'hair-high-c1.5': tweak('hair-high-c1.5', 'hair', 'high', { contrast: 1.5 }),
   'hair-std-c2': tweak('hair-std-c2', 'hair', 'standard', { contrast: 2 }),
   'hair-std-r0.005': tweak('hair-std-r0.005', 'hair', 'standard', { refine: { radius: 0.005, epsilon: 1e-3 } }),
-  // How much the mirrored view counts against the upright one (shipped: 1 to 2).
+  // The mirrored view's input side (shipped: 1152, equal weights); the high recipe before it
+  // (mirrored view at 1024, counting half the upright one); and the side at other weights.
+  'high-flip1024-w2:1': tweak('high-flip1024-w2:1', 'auto', 'high', { passes: [{ ...stretch, weight: 2 }, stretchFlip] }),
+  'high-flip960': tweak('high-flip960', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 960 }] }),
+  'high-flip1088': tweak('high-flip1088', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1088 }] }),
+  'high-flip1216': tweak('high-flip1216', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1216 }] }),
+  'high-flip1280': tweak('high-flip1280', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1280 }] }),
+  'high-flip1152-w2:1': tweak('high-flip1152-w2:1', 'auto', 'high', { passes: [{ ...stretch, weight: 2 }, { ...stretchFlip, side: 1152 }] }),
+  'high-up1152': tweak('high-up1152', 'auto', 'high', { passes: [stretch, { ...stretch, side: 1152 }] }),
+  // Around the shipped high (mirrored view at 1152): its alpha curve's centre, the guided filter's
+  // radius and ε, the upright view's side, a third view, and the mirrored view padded.
+  'high-t0.55': tweak('high-t0.55', 'auto', 'high', { centre: 0.55 }),
+  'high-r0.0035': tweak('high-r0.0035', 'auto', 'high', { refine: { radius: 0.0035, epsilon: 1e-3 } }),
+  'high-r0.0075': tweak('high-r0.0075', 'auto', 'high', { refine: { radius: 0.0075, epsilon: 1e-3 } }),
+  'high-e1e-2': tweak('high-e1e-2', 'auto', 'high', { refine: { radius: 0.005, epsilon: 1e-2 } }),
+  'high-e1e-4': tweak('high-e1e-4', 'auto', 'high', { refine: { radius: 0.005, epsilon: 1e-4 } }),
+  'high-up960-flip1152': tweak('high-up960-flip1152', 'auto', 'high', { passes: [{ ...stretch, side: 960 }, { ...stretchFlip, side: 1152 }] }),
+  'high-up1088-flip1152': tweak('high-up1088-flip1152', 'auto', 'high', { passes: [{ ...stretch, side: 1088 }, { ...stretchFlip, side: 1152 }] }),
+  'high-up896-flip1216': tweak('high-up896-flip1216', 'auto', 'high', { passes: [{ ...stretch, side: 896 }, { ...stretchFlip, side: 1216 }] }),
+  'high-3views': tweak('high-3views', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1152 }, { ...stretch, side: 1280 }] }),
+  'high-padflip1152': tweak('high-padflip1152', 'auto', 'high', { passes: [stretch, { ...padFlip, side: 1152 }] }),
+  // How much the mirrored view counts against the upright one at the same side (1 to 2 before 1152).
   'high-w1:1': tweak('high-w1:1', 'auto', 'high', { passes: [stretch, stretchFlip] }),
   'high-w1:3': tweak('high-w1:3', 'auto', 'high', { passes: [{ ...stretch, weight: 3 }, stretchFlip] }),
   'high-w2:3': tweak('high-w2:3', 'auto', 'high', { passes: [{ ...stretch, weight: 3 }, { ...stretchFlip, weight: 2 }] }),

@@ -69,8 +69,8 @@ export class ServerUnderTest {
     });
   }
 
-  async create(imageUrl: string): Promise<string> {
-    const res = await fetch(`${this.url}/api/v1/bg/removals`, { method: 'POST', headers: this.headers(), body: JSON.stringify({ image_url: imageUrl }) });
+  async create(imageUrl: string, precision?: 'standard' | 'high'): Promise<string> {
+    const res = await fetch(`${this.url}/api/v1/bg/removals`, { method: 'POST', headers: this.headers(), body: JSON.stringify({ image_url: imageUrl, ...(precision && { precision }) }) });
     if (res.status !== 202) throw new Error(`create answered ${res.status}: ${await res.text()}`);
     return ((await res.json()) as { id: string }).id;
   }

@@ -3,7 +3,8 @@
 // the tasks complete. The peak must stay under 1 GB and the RSS flat after warm-up.
 // `--concurrency N` and `--threads N` set the worker; it runs with `npm start`'s allocator settings
 // (src/allocator-env.ts), and `--env NAME=VALUE` passes an environment variable to it (e.g.
-// MALLOC_MMAP_THRESHOLD_=33554432) to compare others.
+// MALLOC_MMAP_THRESHOLD_=33554432) to compare others. `--precision high` or `mixed` (every other
+// task at high) asks for high precision, whose larger second view (recipe.ts) takes more memory.
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -19,8 +20,15 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '1' },
     threads: { type: 'string' },
     env: { type: 'string', multiple: true, default: [] },
+    // `mixed`: every other task at high precision, whose larger second view takes more memory.
+    precision: { type: 'string', default: 'standard' },
   },
 });
+const precisionOf = (i: number): 'standard' | 'high' => {
+  if (values.precision === 'mixed') return i % 2 === 0 ? 'standard' : 'high';
+  if (values.precision === 'standard' || values.precision === 'high') return values.precision;
+  throw new Error(`--precision must be standard, high or mixed, not ${values.precision}`);
+};
 const total = Number(values.tasks ?? (values.quick ? 100 : 500));
 const env = Object.fromEntries(values.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const overrides: Record<string, string> = { CUTOUT_WORKER_CONCURRENCY: values.concurrency };
@@ -32,12 +40,12 @@ async function main(): Promise<void> {
   const photos = images.map((i) => fs.readFileSync(i.file));
   const imageServer = await startImageServer(photos);
   const server = await ServerUnderTest.start(overrides, env);
-  console.log(`cutout bench:soak: ${total} tasks, worker concurrency ${values.concurrency}, threads ${values.threads ?? 'auto'}, ` +
+  console.log(`cutout bench:soak: ${total} tasks (${values.precision}), worker concurrency ${values.concurrency}, threads ${values.threads ?? 'auto'}, ` +
     `env ${JSON.stringify(withAllocatorEnv(env))}; ${os.cpus().length} cores; other processes may compete for the CPU\n`);
   const started = Date.now();
   const samples: { done: number; seconds: number; report: Report }[] = [];
   try {
-    for (let i = 0; i < total; i++) await server.create(`${imageServer.origin}/photo/${i}`);
+    for (let i = 0; i < total; i++) await server.create(`${imageServer.origin}/photo/${i}`, precisionOf(i));
     let next = 0;
     for (;;) {
       const report = await server.report();

@@ -10,7 +10,7 @@ import { unpackRgbWith } from './kernels.ts';
 import { modelSize, type Segmenter } from './model.ts';
 import type { Photo } from './photo.ts';
 import { resample } from './planes.ts';
-import { mirrorPixelRows, mirrorRows, toModelInput, type Geometry, type ModelInput } from './preprocess.ts';
+import { mirrorPixelRows, mirrorRows, toModelInput, type ModelInput } from './preprocess.ts';
 import { alphaCurve, workingSide, type Recipe } from './recipe.ts';
 import { sharedPlanes, type PlaneSet } from './shared-planes.ts';
 
@@ -46,14 +46,14 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
   const width = Math.max(1, Math.round(photo.width * scale));
   const height = Math.max(1, Math.round(photo.height * scale));
   const { inputs, guide, image } = await stage('preprocess', async () => {
-    const geometries = [...new Set(recipe.passes.filter((pass) => !pass.zoom).map((pass) => pass.geometry))];
+    const views = [...new Map(recipe.passes.filter((pass) => !pass.zoom).map((pass) => [viewKey(pass), pass])).values()];
     // sharp resizes in its own threads: the model's inputs and the guide are made side by side, and
     // a large photo's guide beside its decode (photo.ts).
     const [guide, { image, made }] = await Promise.all([
       guidePlanes(photo, width, height, planes),
-      photo.decoded.then(async (image) => ({ image, made: await Promise.all(geometries.map((geometry) => toModelInput(image, geometry))) })),
+      photo.decoded.then(async (image) => ({ image, made: await Promise.all(views.map((pass) => toModelInput(image, pass.geometry, undefined, pass.side))) })),
     ]);
-    return { inputs: new Map<Geometry, ModelInput>(geometries.map((g, i) => [g, made[i]!])), guide, image };
+    return { inputs: new Map<string, ModelInput>(views.map((pass, i) => [viewKey(pass), made[i]!])), guide, image };
   });
   const mask = await stage('inference', async () => {
     // One pass is used as it is; several are combined as log-odds, so that where one pass is sure
@@ -65,22 +65,23 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
     let sum: Float32Array | null = null;
     let weight: Float32Array | null = null;
     for (const pass of recipe.passes) {
-      let input = inputs.get(pass.geometry);
+      let input = inputs.get(viewKey(pass));
       if (pass.zoom) {
         if (!sum || !weight) continue;
         const box = subjectBox(sum, weight, width, height, image.width, image.height);
         if (!box) continue;
-        input = await toModelInput(image, pass.geometry, box);
+        input = await toModelInput(image, pass.geometry, box, pass.side);
       }
+      const side = input!.side;
       const predicted = pass.mirrored
-        ? mirrorRows(await segmenter.predict(mirrorPixelRows(input!.rgb)), modelSize)
-        : await segmenter.predict(input!.rgb);
+        ? mirrorRows(await segmenter.predict(mirrorPixelRows(input!.rgb, side), side), side)
+        : await segmenter.predict(input!.rgb, side);
       // Where the pass's region lies at the working size; the mask of what it saw is resampled onto it.
       const left = Math.round(input!.region.left / (image.width / width));
       const top = Math.round(input!.region.top / (image.height / height));
       const w = Math.max(1, Math.min(width - left, Math.round(input!.region.width / (image.width / width))));
       const h = Math.max(1, Math.min(height - top, Math.round(input!.region.height / (image.height / height))));
-      const mapped = resample({ data: predicted, width: modelSize, height: modelSize }, input!.content, w, h, single ? planes.plane(w * h) : undefined);
+      const mapped = resample({ data: predicted, width: side, height: side }, input!.content, w, h, single ? planes.plane(w * h) : undefined);
       // One pass that covers the whole working image is the mask as it is (what adding it to nothing would give).
       if (single && left === 0 && top === 0 && w === width && h === height) return mapped;
       sum ??= planes.plane(width * height).fill(0);
@@ -118,6 +119,11 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
       })
     : null;
   return { alpha, colours, visibleRows: visibleShares(workingAlpha, width, height) };
+}
+
+/** Passes that see the same input (the mirrored view is made from the upright one's bytes). */
+function viewKey(pass: Recipe['passes'][number]): string {
+  return `${pass.geometry}:${pass.side ?? modelSize}`;
 }
 
 // The per-pixel loops of the passes' combination live in top-level functions rather than in the

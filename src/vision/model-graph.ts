@@ -13,7 +13,16 @@ export interface GraphEdits {
   output: string;
   /** Store weights and activations as fp32 instead of the shipped fp16. */
   float32: boolean;
+  /** Accept any square input whose side is a multiple of sideStep, not only 1024 (see anySide). */
+  anySide?: boolean;
 }
+
+/**
+ * The input sides the graph takes after the anySide edit: ISNet halves its feature maps six times
+ * (max pooling, rounding up) and doubles them back, so a side that is not a multiple of 2⁶ would
+ * leave a doubled map one pixel off the map it is joined with.
+ */
+export const sideStep = 64;
 
 /**
  * The shipped graph as the session should run it.
@@ -32,6 +41,7 @@ export function editGraph(model: Uint8Array, edits: GraphEdits): Uint8Array {
   const proto = onnx.ModelProto.decode(model);
   const graph = proto.graph;
   if (!graph?.node || !graph.output) throw new Error('model has no graph');
+  if (edits.anySide) scaleEveryResize(graph);
   keepOnlyOutput(graph, edits.output);
   if (edits.float32) toFloat32(graph);
   return onnx.ModelProto.encode(proto).finish();
@@ -58,6 +68,51 @@ function keepOnlyOutput(graph: GraphProto, outputName: string): void {
   graph.output = [output];
   graph.initializer = (graph.initializer ?? []).filter((init) => usedValues.has(init.name ?? ''));
   graph.valueInfo = (graph.valueInfo ?? []).filter((info) => usedValues.has(info.name ?? ''));
+}
+
+/**
+ * The shipped graph sizes each Resize with a constant made for a 1024² input (32×32 where it
+ * doubles a 16×16 map), so it runs at 1024 only. Each Resize is given instead the factor its
+ * constant makes from its input (×2 everywhere in ISNet; read from the shipped shapes), which holds
+ * at every side: the constants and the nodes that only fed them drop out (keepOnlyOutput), and the
+ * input and output take any height and width (onnxruntime checks each run's sizes as it goes).
+ */
+function scaleEveryResize(graph: GraphProto): void {
+  const shapes = new Map((graph.valueInfo ?? []).map((info) => [info.name ?? '', info.type?.tensorType?.shape?.dim?.map((d) => Number(d.dimValue ?? 0)) ?? []]));
+  const producer = new Map<string, NodeProto>();
+  for (const node of graph.node ?? []) for (const name of node.output ?? []) producer.set(name, node);
+  const added: onnxProto.onnx.ITensorProto[] = [];
+  for (const node of graph.node ?? []) {
+    if (node.opType !== 'Resize') continue;
+    const [input, , , sizes] = node.input ?? [];
+    const target = constantInts(sizes ? producer.get(sizes) : undefined, producer);
+    const from = shapes.get(input ?? '') ?? [];
+    const spatial = [from[2] ?? 0, from[3] ?? 0];
+    if (!target || target.length !== 4 || !(spatial[0]! > 0 && spatial[1]! > 0)) throw new Error(`Resize ${node.name} has no constant size over a known input shape`);
+    const scales = [1, 1, target[2]! / spatial[0]!, target[3]! / spatial[1]!];
+    const name = `${node.name}_scales`;
+    added.push({ name, dataType: FLOAT, dims: [4], rawData: new Uint8Array(Float32Array.from(scales).buffer) });
+    node.input = [input!, '', name];
+  }
+  graph.initializer = [...(graph.initializer ?? []), ...added];
+  for (const value of [...(graph.input ?? []), ...(graph.output ?? [])]) {
+    const dims = value.type?.tensorType?.shape?.dim;
+    if (dims?.length !== 4) throw new Error(`${value.name} is not an NCHW tensor`);
+    dims[2] = { dimParam: 'height' };
+    dims[3] = { dimParam: 'width' };
+  }
+  // The intermediate shapes recorded for 1024 no longer hold; onnxruntime infers them per run.
+  graph.valueInfo = [];
+}
+
+/** The int64 values of a Concat of a Slice of a Shape (the batch and channels) and a constant (height and width). */
+function constantInts(node: NodeProto | undefined, producer: Map<string, NodeProto>): number[] | undefined {
+  if (node?.opType !== 'Concat' || node.input?.length !== 2) return undefined;
+  const [head, tail] = node.input.map((name) => producer.get(name));
+  const values = tail?.opType === 'Constant' ? tail.attribute?.find((a) => a.name === 'value')?.t : undefined;
+  if (head?.opType !== 'Slice' || !values?.rawData || values.dataType !== onnx.TensorProto.DataType.INT64) return undefined;
+  const raw = Uint8Array.from(values.rawData);
+  return [1, 1, ...Array.from(new BigInt64Array(raw.buffer), Number)];
 }
 
 function toFloat32(graph: GraphProto): void {

@@ -4,12 +4,20 @@ import fs from 'node:fs';
 import * as ort from 'onnxruntime-node';
 import { quantiseGraph } from './int8-graph.ts';
 import { rangesFile, readRanges } from './int8-ranges.ts';
-import { editGraph } from './model-graph.ts';
+import { editGraph, sideStep } from './model-graph.ts';
 import { modelWeightsIdentity, readModelWeights } from './model-weights.ts';
 import { loadOptimizedModel } from './optimized-model.ts';
 
-/** The model's fixed input side: it sees every image stretched to this square. */
+/** The model's input side unless a recipe's pass asks for another: it sees every image stretched to a square. */
 export const modelSize = 1024;
+
+/** The largest input side a pass may ask for: a pass's memory grows with the square of its side. */
+const largestSide = 2048;
+
+/** Whether the session takes a square input of `side` pixels (model-graph.ts, anySide). */
+export function isModelSide(side: number): boolean {
+  return Number.isInteger(side) && side > 0 && side <= largestSide && side % sideStep === 0;
+}
 
 export interface SegmenterOptions {
   /** Intra-op threads for each inference. */
@@ -47,7 +55,7 @@ export function sessionOptions({ threads }: SegmenterOptions): ort.InferenceSess
 }
 
 /** What the session runs instead of the shipped graph (see editGraph); part of the saved graph's name. */
-const graphEdits = { output: 'output', float32: true } as const;
+const graphEdits = { output: 'output', float32: true, anySide: true } as const;
 
 /**
  * The edited graph in static INT8 (see int8-graph.ts), with the activation ranges `npm run calibrate`
@@ -82,10 +90,11 @@ export async function createSession(options: SegmenterOptions): Promise<ort.Infe
     : ort.InferenceSession.create(await buildGraph(graph), settings);
 }
 
-export async function runSession(session: ort.InferenceSession, input: Float32Array): Promise<Float32Array> {
-  if (input.length !== 3 * modelSize * modelSize) throw new Error(`model input must have ${3 * modelSize * modelSize} values, got ${input.length}`);
-  const result = await session.run({ input: new ort.Tensor('float32', input, [1, 3, modelSize, modelSize]) }, ['output']);
+export async function runSession(session: ort.InferenceSession, input: Float32Array, side: number): Promise<Float32Array> {
+  if (!isModelSide(side)) throw new Error(`the model takes sides that are multiples of ${sideStep} up to ${largestSide}, not ${side}`);
+  if (input.length !== 3 * side * side) throw new Error(`model input must have ${3 * side * side} values, got ${input.length}`);
+  const result = await session.run({ input: new ort.Tensor('float32', input, [1, 3, side, side]) }, ['output']);
   const mask = result.output?.data;
-  if (!(mask instanceof Float32Array) || mask.length !== modelSize * modelSize) throw new Error('model returned no float mask');
+  if (!(mask instanceof Float32Array) || mask.length !== side * side) throw new Error('model returned no float mask');
   return mask;
 }

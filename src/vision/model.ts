@@ -1,18 +1,19 @@
 // The segmenter: one onnxruntime session per process, in its own thread, shared by every removal.
 import { markAtomically } from './garbage-collection.ts';
 import type { ThreadReply, ThreadRequest } from './inference-thread.ts';
-import { modelSize, type SegmenterOptions } from './model-session.ts';
+import { isModelSide, modelSize, type SegmenterOptions } from './model-session.ts';
 import { startThread } from './start-thread.ts';
 
-export { modelSize, sessionOptions, type SegmenterOptions } from './model-session.ts';
+export { isModelSide, modelSize, sessionOptions, type SegmenterOptions } from './model-session.ts';
 
 export interface Segmenter {
   /**
-   * Foreground probability in [0, 1] for each pixel of a modelSize² image, row-major, from the
-   * image as interleaved RGB bytes (3 × modelSize²). Runs in the inference thread, off the event
-   * loop, which also normalises the bytes into the model's tensor.
+   * Foreground probability in [0, 1] for each pixel of a side² image (modelSize² unless a pass asks
+   * for another side, see isModelSide), row-major, from the image as interleaved RGB bytes
+   * (3 × side²). Runs in the inference thread, off the event loop, which also normalises the bytes
+   * into the model's tensor.
    */
-  predict(rgb: Uint8Array): Promise<Float32Array>;
+  predict(rgb: Uint8Array, side?: number): Promise<Float32Array>;
 }
 
 let loading: Promise<Segmenter> | undefined;
@@ -49,10 +50,11 @@ export function startSegmenter(options: SegmenterOptions, onExit: () => void = (
 
   return new Promise((resolve, reject) => {
     const segmenter: Segmenter = {
-      predict(input) {
+      predict(input, side = modelSize) {
         if (broken) return Promise.reject(broken);
-        if (input.length !== 3 * modelSize * modelSize) {
-          return Promise.reject(new Error(`model input must have ${3 * modelSize * modelSize} RGB bytes, got ${input.length}`));
+        if (!isModelSide(side)) return Promise.reject(new Error(`the model cannot take an input side of ${side}`));
+        if (input.length !== 3 * side * side) {
+          return Promise.reject(new Error(`model input must have ${3 * side * side} RGB bytes, got ${input.length}`));
         }
         const id = nextId++;
         return new Promise((resolvePrediction, rejectPrediction) => {
@@ -62,7 +64,7 @@ export function startSegmenter(options: SegmenterOptions, onExit: () => void = (
           // again, and the thread, which allocates too little to collect garbage often, is left
           // holding no input between runs.
           const lent = input.slice();
-          thread.postMessage({ id, input: lent } satisfies ThreadRequest, [lent.buffer]);
+          thread.postMessage({ id, input: lent, side } satisfies ThreadRequest, [lent.buffer]);
         });
       },
     };

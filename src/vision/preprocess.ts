@@ -1,6 +1,6 @@
-// Builds the model's input: the image as interleaved RGB bytes of modelSize², either stretched to
-// the square or scaled to fit it with grey padding. The inference thread turns the bytes into the
-// normalised CHW float tensor (rgbToTensor) just before its run.
+// Builds the model's input: the image as interleaved RGB bytes of side² (modelSize² unless a pass
+// asks for another side), either stretched to the square or scaled to fit it with grey padding. The
+// inference thread turns the bytes into the normalised CHW float tensor (rgbToTensor) just before its run.
 import sharp from 'sharp';
 import { stretchInThread } from './cutout-bands.ts';
 import type { DecodedImage } from './decode.ts';
@@ -18,8 +18,9 @@ export interface ContentRect {
 }
 
 export interface ModelInput {
-  /** modelSize² pixels, interleaved RGB. */
+  /** side² pixels, interleaved RGB. */
   rgb: Uint8Array;
+  side: number;
   content: ContentRect;
   /** The part of the image (in its pixels) that the model saw. */
   region: ContentRect;
@@ -35,8 +36,13 @@ const grey = { r: 128, g: 128, b: 128 };
  * preprocessing before. An image that shrinks on either axis is resized and placed by sharp in one
  * step, antialiased, as before.
  */
-export async function toModelInput(image: DecodedImage, geometry: Geometry, region: ContentRect = { left: 0, top: 0, width: image.width, height: image.height }): Promise<ModelInput> {
-  const content = contentRect(region.width, region.height, geometry);
+export async function toModelInput(
+  image: DecodedImage,
+  geometry: Geometry,
+  region: ContentRect = { left: 0, top: 0, width: image.width, height: image.height },
+  side = modelSize,
+): Promise<ModelInput> {
+  const content = contentRect(region.width, region.height, geometry, side);
   const pipeline = () =>
     sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } })
       .extract(region)
@@ -49,13 +55,13 @@ export async function toModelInput(image: DecodedImage, geometry: Geometry, regi
       .extend({
         left: content.left,
         top: content.top,
-        right: modelSize - content.left - content.width,
-        bottom: modelSize - content.top - content.height,
+        right: side - content.left - content.width,
+        bottom: side - content.top - content.height,
         background: grey,
       })
       .raw()
       .toBuffer();
-    return { rgb, content, region };
+    return { rgb, side, content, region };
   }
   const whole = region.left === 0 && region.top === 0 && region.width === image.width && region.height === image.height;
   // The kernel takes the pixels in a buffer of their own, which moves to its thread and back.
@@ -64,28 +70,28 @@ export async function toModelInput(image: DecodedImage, geometry: Geometry, regi
     source,
     width: region.width,
     height: region.height,
-    canvas: new Uint8Array(3 * modelSize * modelSize).fill(grey.r),
-    canvasWidth: modelSize,
+    canvas: new Uint8Array(3 * side * side).fill(grey.r),
+    canvasWidth: side,
     left: content.left,
     top: content.top,
     outWidth: content.width,
     outHeight: content.height,
   });
-  return { rgb, content, region };
+  return { rgb, side, content, region };
 }
 
-export function contentRect(width: number, height: number, geometry: Geometry): ContentRect {
-  if (geometry === 'stretch') return { left: 0, top: 0, width: modelSize, height: modelSize };
-  const scale = modelSize / Math.max(width, height);
-  const w = Math.max(1, Math.min(modelSize, Math.round(width * scale)));
-  const h = Math.max(1, Math.min(modelSize, Math.round(height * scale)));
-  return { left: Math.floor((modelSize - w) / 2), top: Math.floor((modelSize - h) / 2), width: w, height: h };
+export function contentRect(width: number, height: number, geometry: Geometry, side = modelSize): ContentRect {
+  if (geometry === 'stretch') return { left: 0, top: 0, width: side, height: side };
+  const scale = side / Math.max(width, height);
+  const w = Math.max(1, Math.min(side, Math.round(width * scale)));
+  const h = Math.max(1, Math.min(side, Math.round(height * scale)));
+  return { left: Math.floor((side - w) / 2), top: Math.floor((side - h) / 2), width: w, height: h };
 }
 
 /** Interleaved RGB bytes → planar floats, (value − 128) / 256 as the model was trained, written into `tensor` (a new one by default). */
-export function rgbToTensor(rgb: Uint8Array, tensor: Float32Array = new Float32Array(3 * modelSize * modelSize)): Float32Array {
-  const plane = modelSize * modelSize;
-  if (rgb.length !== plane * 3) throw new Error(`expected ${plane * 3} RGB bytes, got ${rgb.length}`);
+export function rgbToTensor(rgb: Uint8Array, tensor: Float32Array = new Float32Array(rgb.length)): Float32Array {
+  const plane = rgb.length / 3;
+  if (!Number.isInteger(plane)) throw new Error(`expected RGB bytes, got ${rgb.length}`);
   if (tensor.length !== plane * 3) throw new Error(`expected a tensor of ${plane * 3} values, got ${tensor.length}`);
   for (let i = 0, p = 0; i < plane; i++, p += 3) {
     tensor[i] = (rgb[p]! - 128) / 256;
@@ -95,10 +101,10 @@ export function rgbToTensor(rgb: Uint8Array, tensor: Float32Array = new Float32A
   return tensor;
 }
 
-/** Mirrors every row of a modelSize-wide interleaved RGB image (the mirrored view's input). */
-export function mirrorPixelRows(rgb: Uint8Array): Uint8Array {
+/** Mirrors every row of a `width`-wide interleaved RGB image (the mirrored view's input). */
+export function mirrorPixelRows(rgb: Uint8Array, width: number): Uint8Array {
   const out = new Uint8Array(rgb.length);
-  const rowBytes = modelSize * 3;
+  const rowBytes = width * 3;
   for (let row = 0; row < rgb.length; row += rowBytes) {
     for (let x = 0, last = row + rowBytes - 3; x < rowBytes; x += 3) {
       out[row + x] = rgb[last - x]!;

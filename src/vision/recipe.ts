@@ -11,6 +11,8 @@ export interface Pass {
   zoom?: boolean;
   /** How much the pass counts where passes are combined (1 when left out). */
   weight?: number;
+  /** The side of the model's square input for this pass (modelSize when left out; see isModelSide). */
+  side?: number;
 }
 
 export interface Recipe {
@@ -26,6 +28,12 @@ export interface Recipe {
   decontaminate: boolean;
 }
 
+/**
+ * The side of `high`'s mirrored view (a multiple of 64, isModelSide). `npm run bench:quality --
+ * --variants high-flip1088,high-flip1216,high-flip1280` measures the sides around it.
+ */
+export const highSecondSide = 1152;
+
 /** Longest side of the working resolution, where the mask is refined before the result is applied at full size. */
 export const workingSide = 768;
 
@@ -33,11 +41,11 @@ export function recipeFor(subject: Subject, precision: Precision, width: number,
   void width;
   void height;
   const stretch: Pass = { geometry: 'stretch', mirrored: false };
-  // `high`: the mirrored view combined in at half the upright view's weight. Alone it is the less
-  // accurate view (the model is not mirror-symmetric: IoU −0.02, MAE +12% on the fixtures), so it
-  // mostly decides where the upright pass is unsure. The combination is softer where the views
-  // disagree, so its alpha curve is steeper than for one pass.
-  const passes = precision === 'standard' ? [stretch] : [{ ...stretch, weight: 2 }, { ...stretch, mirrored: true }];
+  // `high`: a second view, mirrored and at a larger scale (the model's input at 1152 instead of
+  // 1024), combined with the upright view at equal weight. The model is not mirror-symmetric and
+  // sees edges differently at another scale, so the two views err in different places; the
+  // combination is softer where they disagree, so its alpha curve is steeper than for one pass.
+  const passes = precision === 'standard' ? [stretch] : [stretch, { ...stretch, mirrored: true, side: highSecondSide }];
   const high = precision === 'high';
   switch (subject) {
     // Soft matting: no steepening (it cut fine strands), and a wider window that follows strands.

@@ -67,6 +67,38 @@ describe('editGraph on the shipped ISNet graph', async () => {
     assert.ok(Math.abs(before - after) < 0.005, `IoU ${before} before, ${after} after`);
   });
 
+  it('with anySide, takes any multiple of 64: the same mask at 1024, and at 1152 a mask of the photo at 1152²', async () => {
+    const anySide = editGraph(shipped, { output: 'output', float32: true, anySide: true });
+    const resizes = onnx.ModelProto.decode(anySide).graph!.node!.filter((n) => n.opType === 'Resize');
+    assert.ok(resizes.length > 0 && resizes.every((n) => n.input!.length === 3), 'every Resize takes scales, not sizes');
+    const name = 'am-gt07';
+    const tensor = async (side: number) => {
+      const rgb = await sharp(path.join(fixturesDir, fixture(name).image)).removeAlpha().resize(side, side, { fit: 'fill' }).raw().toBuffer();
+      const input = new Float32Array(3 * side * side);
+      for (let i = 0; i < side * side; i++) for (let c = 0; c < 3; c++) input[c * side * side + i] = (rgb[i * 3 + c]! - 128) / 256;
+      return new ort.Tensor('float32', input, [1, 3, side, side]);
+    };
+    const run = async (model: Uint8Array, side: number) => {
+      const session = await ort.InferenceSession.create(model, { intraOpNumThreads: 2, enableMemPattern: false });
+      const out = await session.run({ input: await tensor(side) }, ['output']);
+      await session.release();
+      return out.output!;
+    };
+    const [fixed, any] = [await run(edited, 1024), await run(anySide, 1024)];
+    let worst = 0;
+    for (let i = 0; i < fixed.data.length; i++) worst = Math.max(worst, Math.abs((fixed.data[i] as number) - (any.data[i] as number)));
+    assert.ok(worst < 1e-5, `largest difference at 1024: ${worst}`);
+    const larger = await run(anySide, 1152);
+    assert.deepEqual(larger.dims, [1, 1, 1152, 1152]);
+    const { width, height } = fixture(name);
+    const toSource = (mask: Float32Array, side: number) =>
+      sharp(Uint8ClampedArray.from(mask, (v) => v * 255), { raw: { width: side, height: side, channels: 1 } }).resize(width, height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
+    const truth = await groundTruth(name);
+    const [at1024, at1152] = [iou(await toSource(any.data as Float32Array, 1024), truth), iou(await toSource(larger.data as Float32Array, 1152), truth)];
+    // The model sees the photo at another scale, so its mask differs somewhat, and is still the photo's.
+    assert.ok(at1024 > 0.95 && at1152 > 0.9, `IoU ${at1024} at 1024, ${at1152} at 1152`);
+  });
+
   it('refuses an output the graph does not have', () => {
     assert.throws(() => editGraph(shipped, { output: 'nope', float32: false }), /no output named nope/);
   });

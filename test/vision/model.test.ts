@@ -56,8 +56,17 @@ describe('loadSegmenter', () => {
     assert.ok(!incremental, `no incremental marking (kinds ${kinds.join(', ')})`);
   });
 
+  it('runs at another side that is a multiple of 64, and refuses one that is not', async () => {
+    const segmenter = await loadSegmenter({ threads: 2 });
+    const side = modelSize + 128;
+    const mask = await segmenter.predict(new Uint8Array(3 * side * side).fill(128), side);
+    assert.equal(mask.length, side * side);
+    await assert.rejects(segmenter.predict(new Uint8Array(3 * 1000 * 1000), 1000), /cannot take an input side of 1000/);
+  });
+
   it('refuses input bytes of the wrong size', async () => {
     const segmenter = await loadSegmenter({ threads: 2 });
     await assert.rejects(segmenter.predict(new Uint8Array(10)), /model input must have/);
+    await assert.rejects(segmenter.predict(new Uint8Array(3 * modelSize * modelSize), modelSize + 64), /model input must have/);
   });
 });

@@ -6,7 +6,7 @@ import sharp, { type Sharp } from 'sharp';
 import { TaskError } from '../../src/domain/errors.ts';
 import { decodeImage, readHeader } from '../../src/vision/decode.ts';
 import { computeMatte } from '../../src/vision/matte.ts';
-import { modelSize, type Segmenter } from '../../src/vision/model.ts';
+import type { Segmenter } from '../../src/vision/model.ts';
 import { decodedPhoto, encodedGuideFrom, openPhoto, type Photo } from '../../src/vision/photo.ts';
 import { recipeFor } from '../../src/vision/recipe.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
@@ -14,7 +14,7 @@ import { defaults } from './cutout.ts';
 
 /** A stand-in whose mask is the red channel of its input. */
 const redChannel: Segmenter = {
-  predict: async (input) => Float32Array.from({ length: modelSize * modelSize }, (_, i) => input[i * 3]! / 256),
+  predict: async (input) => Float32Array.from({ length: input.length / 3 }, (_, i) => input[i * 3]! / 256),
 };
 
 /** Red rising left to right with a dark disc in the upper left (asymmetric both ways), blue falling top to bottom. */

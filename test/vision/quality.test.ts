@@ -54,18 +54,22 @@ describe('cutout quality on the fixtures', () => {
     assert.ok(ours.iou >= 0.9 && ours.mae <= 0.02, `IoU ${ours.iou.toFixed(4)}, MAE ${ours.mae.toFixed(4)}`);
   });
 
-  it('high beats standard and the baseline on the soft-alpha photos, with less halo than the baseline', async () => {
-    const soft = entries.filter((e) => e.gt_type === 'soft_alpha');
-    const high: Scores[] = [];
-    for (const entry of soft) {
+  it('high beats standard and the baseline on all photos (boundary IoU 0.02 higher, MAE 20% lower), and has less halo on the soft-alpha ones', async () => {
+    const high = new Map<string, Scores>();
+    for (const entry of entries) {
       const { image, truth } = loaded.get(entry.name)!;
-      high.push(score(truth, await ourCutout(segmenter, image, recipeFor('auto', 'high', image.width, image.height))));
+      high.set(entry.name, score(truth, await ourCutout(segmenter, image, recipeFor('auto', 'high', image.width, image.height))));
     }
-    const base = mean(soft.map((e) => loaded.get(e.name)!.baseline));
-    const standard = mean(soft.map((e) => loaded.get(e.name)!.standard));
-    const ours = mean(high);
-    assert.ok(ours.mae < standard.mae && ours.boundaryIou > standard.boundaryIou, `high MAE ${ours.mae.toFixed(4)}, bIoU ${ours.boundaryIou.toFixed(4)} vs standard ${standard.mae.toFixed(4)}, ${standard.boundaryIou.toFixed(4)}`);
-    assert.ok(ours.iou >= base.iou && ours.mae < base.mae, `high IoU ${ours.iou.toFixed(4)}, MAE ${ours.mae.toFixed(4)} vs baseline ${base.iou.toFixed(4)}, ${base.mae.toFixed(4)}`);
-    assert.ok(ours.halo <= 0.85 * base.halo, `halo ${ours.halo.toFixed(2)}% vs baseline ${base.halo.toFixed(2)}%`);
+    const base = mean(entries.map((e) => loaded.get(e.name)!.baseline));
+    const standard = mean(entries.map((e) => loaded.get(e.name)!.standard));
+    const ours = mean([...high.values()]);
+    assert.ok(ours.mae < standard.mae && ours.boundaryIou > standard.boundaryIou && ours.iou > standard.iou, `high MAE ${ours.mae.toFixed(4)}, bIoU ${ours.boundaryIou.toFixed(4)}, IoU ${ours.iou.toFixed(4)} vs standard ${standard.mae.toFixed(4)}, ${standard.boundaryIou.toFixed(4)}, ${standard.iou.toFixed(4)}`);
+    // The mirrored view at 1024 (the recipe before the larger one) reached +0.013 here.
+    assert.ok(ours.boundaryIou >= base.boundaryIou + 0.02, `high boundary IoU ${ours.boundaryIou.toFixed(4)} vs baseline ${base.boundaryIou.toFixed(4)}`);
+    assert.ok(ours.iou >= base.iou && ours.mae <= 0.8 * base.mae, `high IoU ${ours.iou.toFixed(4)}, MAE ${ours.mae.toFixed(4)} vs baseline ${base.iou.toFixed(4)}, ${base.mae.toFixed(4)}`);
+    const soft = entries.filter((e) => e.gt_type === 'soft_alpha');
+    const softHalo = mean(soft.map((e) => high.get(e.name)!)).halo;
+    const softBase = mean(soft.map((e) => loaded.get(e.name)!.baseline)).halo;
+    assert.ok(softHalo <= 0.85 * softBase, `halo on soft-alpha photos ${softHalo.toFixed(2)}% vs baseline ${softBase.toFixed(2)}%`);
   });
 });
