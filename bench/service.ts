@@ -3,6 +3,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { withAllocatorEnv } from '../src/allocator-env.ts';
+import type { Precision } from '../src/domain/removal-request.ts';
 import type { ParentMessage, ServerMessage } from './api-server.ts';
 
 export type Report = Extract<ServerMessage, { kind: 'report' }>;
@@ -69,7 +70,7 @@ export class ServerUnderTest {
     });
   }
 
-  async create(imageUrl: string, precision?: 'standard' | 'high'): Promise<string> {
+  async create(imageUrl: string, precision?: Precision): Promise<string> {
     const res = await fetch(`${this.url}/api/v1/bg/removals`, { method: 'POST', headers: this.headers(), body: JSON.stringify({ image_url: imageUrl, ...(precision && { precision }) }) });
     if (res.status !== 202) throw new Error(`create answered ${res.status}: ${await res.text()}`);
     return ((await res.json()) as { id: string }).id;

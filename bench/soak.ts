@@ -8,7 +8,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { withAllocatorEnv } from '../src/allocator-env.ts';
+import { precisions, type Precision } from '../src/domain/removal-request.ts';
 import { benchImages } from './images.ts';
 import { ServerUnderTest, startImageServer, type Report } from './service.ts';
 import { fixed, printTable } from './stats.ts';
@@ -20,15 +22,12 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '1' },
     threads: { type: 'string' },
     env: { type: 'string', multiple: true, default: [] },
-    // `mixed`: every other task at high precision, whose larger second view takes more memory.
     precision: { type: 'string', default: 'standard' },
   },
 });
-const precisionOf = (i: number): 'standard' | 'high' => {
-  if (values.precision === 'mixed') return i % 2 === 0 ? 'standard' : 'high';
-  if (values.precision === 'standard' || values.precision === 'high') return values.precision;
-  throw new Error(`--precision must be standard, high or mixed, not ${values.precision}`);
-};
+// Checked before any server starts.
+const precision = z.enum([...precisions, 'mixed']).parse(values.precision);
+const precisionOf = (i: number): Precision => (precision === 'mixed' ? (i % 2 === 0 ? 'standard' : 'high') : precision);
 const total = Number(values.tasks ?? (values.quick ? 100 : 500));
 const env = Object.fromEntries(values.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const overrides: Record<string, string> = { CUTOUT_WORKER_CONCURRENCY: values.concurrency };
@@ -40,7 +39,7 @@ async function main(): Promise<void> {
   const photos = images.map((i) => fs.readFileSync(i.file));
   const imageServer = await startImageServer(photos);
   const server = await ServerUnderTest.start(overrides, env);
-  console.log(`cutout bench:soak: ${total} tasks (${values.precision}), worker concurrency ${values.concurrency}, threads ${values.threads ?? 'auto'}, ` +
+  console.log(`cutout bench:soak: ${total} tasks (${precision}), worker concurrency ${values.concurrency}, threads ${values.threads ?? 'auto'}, ` +
     `env ${JSON.stringify(withAllocatorEnv(env))}; ${os.cpus().length} cores; other processes may compete for the CPU\n`);
   const started = Date.now();
   const samples: { done: number; seconds: number; report: Report }[] = [];
