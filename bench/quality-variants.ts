@@ -75,6 +75,11 @@ export const experiments: Record<string, Variant> = {
   'high-up896-flip1216': tweak('high-up896-flip1216', 'auto', 'high', { passes: [{ ...stretch, side: 896 }, { ...stretchFlip, side: 1216 }] }),
   'high-3views': tweak('high-3views', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1152 }, { ...stretch, side: 1280 }] }),
   'high-padflip1152': tweak('high-padflip1152', 'auto', 'high', { passes: [stretch, { ...padFlip, side: 1152 }] }),
+  // The working side (shipped: 640): 768, the side before, and 512.
+  'std-ws768': tweak('std-ws768', 'auto', 'standard', { workingSide: 768 }),
+  'high-ws768': tweak('high-ws768', 'auto', 'high', { workingSide: 768 }),
+  'std-ws512': tweak('std-ws512', 'auto', 'standard', { workingSide: 512 }),
+  'high-ws512': tweak('high-ws512', 'auto', 'high', { workingSide: 512 }),
   // How much the mirrored view counts against the upright one at the same side (1 to 2 before 1152).
   'high-w1:1': tweak('high-w1:1', 'auto', 'high', { passes: [stretch, stretchFlip] }),
   'high-w1:3': tweak('high-w1:3', 'auto', 'high', { passes: [{ ...stretch, weight: 3 }, stretchFlip] }),

@@ -1,5 +1,5 @@
 // Quality benchmark: our cutouts against the baseline (what the peer does with the same model) and
-// the ground truth. `npm run bench:quality -- --set ../shared/fixtures [--variants a,b] [--time-12mp] [--large] [--panorama] [--only name,…]`
+// the ground truth. `npm run bench:quality -- --set ../shared/fixtures [--variants a,b] [--time-12mp] [--large] [--panorama] [--only name,…] [--upscale f]`
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,6 +12,7 @@ import { contactSheet, type SheetRow } from './quality-sheet.ts';
 import { largeImage, panoramaComparison, time12mp } from './quality-timing.ts';
 import { experiments, shipped, type Variant } from './quality-variants.ts';
 import sharp from 'sharp';
+import { z } from 'zod';
 
 const { values } = parseArgs({
   options: {
@@ -22,8 +23,20 @@ const { values } = parseArgs({
     panorama: { type: 'boolean', default: false },
     large: { type: 'boolean', default: false },
     out: { type: 'string', default: 'artifacts' },
+    upscale: { type: 'string', default: '1' },
   },
 });
+
+/**
+ * `--upscale f`: every photo enlarged f times, as a JPEG (what a phone sends), and scored against its
+ * ground truth enlarged with it: the pipeline at 2–12 MP on the same masks (the fixtures are under 0.5 MP).
+ */
+const upscale = z.coerce.number().min(1).max(10).parse(values.upscale);
+
+async function enlarged(photo: Buffer, factor: number): Promise<Buffer> {
+  const { width = 1, height = 1 } = await sharp(photo).metadata();
+  return sharp(photo).resize(Math.round(width * factor), Math.round(height * factor), { fit: 'fill', kernel: 'lanczos3' }).jpeg({ quality: 92 }).toBuffer();
+}
 
 interface Entry {
   name: string;
@@ -70,10 +83,10 @@ const diff = (s: Scores, b: Scores) =>
   }).join('');
 const header = `${'variant'.padEnd(24)}IoU    bIoU   MAE        SAD   halo%   |  Δ vs baseline: IoU bIoU MAE SAD halo`;
 
-console.log(`quality benchmark on ${set}: ${entries.length} images; ours on the product's INT8 session, baseline on the fp32 graph; boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background`);
+console.log(`quality benchmark on ${set}: ${entries.length} images${upscale === 1 ? '' : `, each enlarged ${upscale}× (JPEG) with its ground truth`}; ours on the product's INT8 session, baseline on the fp32 graph; boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background`);
 for (const entry of entries) {
-  const input = fs.readFileSync(path.join(set, entry.image));
-  const image = await decodeImage(input, 100_000_000);
+  const original = fs.readFileSync(path.join(set, entry.image));
+  const image = await decodeImage(upscale === 1 ? original : await enlarged(original, upscale), 100_000_000);
   const gt = await sharp(path.join(set, entry.gt)).resize(image.width, image.height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
   const truth = prepareTruth(gt, image.pixels, image.channels, image.width, image.height);
   const baselineRgba = await baselineCutout(reference, image);

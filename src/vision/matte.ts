@@ -11,7 +11,7 @@ import { modelSize, type Segmenter } from './model.ts';
 import type { Photo } from './photo.ts';
 import { resample } from './planes.ts';
 import { mirrorPixelRows, mirrorRows, toModelInput, type ModelInput } from './preprocess.ts';
-import { alphaCurve, workingSide, type Recipe } from './recipe.ts';
+import { alphaCurve, type Recipe } from './recipe.ts';
 import { sharedPlanes, type PlaneSet } from './shared-planes.ts';
 
 export type MatteStage = 'preprocess' | 'inference' | 'refine' | 'foreground';
@@ -42,7 +42,7 @@ const untimed: StageRunner = (_name, work) => work();
  * threads: release the set once the cutout is composed, and not before.
  */
 export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: Recipe, stage: StageRunner = untimed, planes: PlaneSet = sharedPlanes()): Promise<Matte> {
-  const scale = Math.min(1, workingSide / Math.max(photo.width, photo.height));
+  const scale = Math.min(1, recipe.workingSide / Math.max(photo.width, photo.height));
   const width = Math.max(1, Math.round(photo.width * scale));
   const height = Math.max(1, Math.round(photo.height * scale));
   const { inputs, guide, image } = await stage('preprocess', async () => {

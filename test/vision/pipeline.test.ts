@@ -7,7 +7,7 @@ import { decodeImage } from '../../src/vision/decode.ts';
 import { computeMatte } from '../../src/vision/matte.ts';
 import { modelSize, type Segmenter } from '../../src/vision/model.ts';
 import { decodedPhoto } from '../../src/vision/photo.ts';
-import { highSecondSide, recipeFor } from '../../src/vision/recipe.ts';
+import { highSecondSide, recipeFor, workingSide } from '../../src/vision/recipe.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
 import { decodeCutout, defaults } from './cutout.ts';
 
@@ -88,12 +88,25 @@ describe('removeBackground pipeline', () => {
     let call = 0;
     const segmenter: Segmenter = { predict: async (_input, side = modelSize) => new Float32Array(side * side).fill(values[call++]!) };
     const { passes } = recipeFor('auto', 'high', 300, 120);
-    const recipe = { passes, refine: null, contrast: 1, centre: 0.5, decontaminate: false };
+    const recipe = { passes, refine: null, contrast: 1, centre: 0.5, decontaminate: false, workingSide };
     const { alpha } = await computeMatte(segmenter, decodedPhoto(await decodeImage(await gradientPng(300, 120), 1e6)), recipe);
     assert.equal(call, 2);
     assert.equal(alpha.kind, 'bytes', 'without refinement the matte carries its full-size bytes');
     const bytes = alpha.kind === 'bytes' ? alpha.data : new Uint8Array();
     assert.ok(bytes.length > 0 && bytes.every((a) => Math.abs(a - 0.29 * 255) <= 1), `alpha ${bytes[0]}, expected ≈ ${Math.round(0.29 * 255)}`);
+  });
+
+  it("refines a large photo at the recipe's working side and a small one at its own size", async () => {
+    const sizes = async (width: number, height: number, side: number) => {
+      const recipe = { ...recipeFor('auto', 'standard', width, height), workingSide: side };
+      const { alpha, colours } = await computeMatte(redChannelSegmenter(), decodedPhoto(await decodeImage(await gradientPng(width, height), 1e7)), recipe);
+      assert.equal(alpha.kind, 'guided');
+      const { width: w, height: h } = alpha.kind === 'guided' ? alpha.coefficients : { width: 0, height: 0 };
+      return { w, h, fields: colours && [colours.width, colours.height] };
+    };
+    assert.deepEqual(await sizes(1600, 1000, workingSide), { w: 640, h: 400, fields: [320, 200] });
+    assert.deepEqual(await sizes(1000, 1600, 768), { w: 480, h: 768, fields: [240, 384] });
+    assert.deepEqual(await sizes(300, 120, workingSide), { w: 300, h: 120, fields: [150, 60] });
   });
 
   // What each EXIF orientation asks a viewer to do, undone step by step: the stored pixels that display upright.
