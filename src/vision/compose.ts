@@ -103,7 +103,7 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandRes
   const tokensAt = runs ? take(DeflateStream.tokensSize(chunkRows * scanlineBytes)) : 0;
   const deflatedAt = runs ? take(DeflateStream.blockBound(chunkRows * scanlineBytes)) : 0;
   const { kernels: k } = kernelsWith(0);
-  const workAt = take(k.composeWorkSize(width, cw, fw));
+  const workAt = take(k.composeWorkSize(width, cw));
   const { memory } = kernelsWith(end);
   const compressor = deflater ? new ScanlineCompressor(k, memory, width * 4, { scanlinesAt, previousAt, stateAt, tablesAt, tokensAt, outAt: deflatedAt }, deflater) : null;
   const planes = (at: number, list: Float32Array[]) => list.forEach((plane, i) => new Float32Array(memory, at + i * plane.length * 4, plane.length).set(plane));

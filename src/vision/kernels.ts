@@ -20,7 +20,7 @@ export interface KernelExports {
   unpackRgb(rgb: number, count: number, table: number, out: number): void;
   resamplePlane(source: number, sourceWidth: number, out: number, width: number, height: number, xLo: number, xHi: number, xT: number, yLo: number, yHi: number, yT: number): void;
   settleCells(coefficients: number, cw: number, ch: number, curve: number, curveLast: number, settled: number): void;
-  composeWorkSize(width: number, cw: number, fw: number): number;
+  composeWorkSize(width: number, cw: number): number;
   composeRows(
     pixels: number, out: number, channels: number, width: number, height: number, first: number, rows: number,
     alphaBytes: number, coefficients: number, cw: number, ch: number, cellsFrom: number, cellsHeld: number, curve: number, curveLast: number, settled: number,

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { composeBand } from '../../src/vision/compose.ts';
+import { samplePosition } from '../../src/vision/planes.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
 
 /** Alpha rows with runs of clear, opaque and partial pixels of every length, starting and ending anywhere. */
@@ -49,6 +50,49 @@ describe('composing a band of the cutout', () => {
       if (channels === 3) assert.ok(opaque > 100, 'the band has opaque pixels');
     });
   }
+
+  it('re-solves a partly transparent pixel’s colour from the colour fields interpolated at its place: F + α(I − αF − (1 − α)B)', () => {
+    const width = 53, height = 41, from = 6, to = 35, fw = 7, fh = 6;
+    const alpha = alphaPattern(width, height);
+    const photo = Uint8Array.from({ length: width * height * 3 }, (_, i) => (i * 101 + 7) % 256);
+    // Fields that vary along both axes, differently per channel, so a sample taken at the wrong place shows.
+    const plane = (f: (x: number, y: number) => number) => Float32Array.from({ length: fw * fh }, (_, i) => f(i % fw, Math.floor(i / fw)));
+    const foreground = [0, 1, 2].map((c) => plane((x, y) => (0.1 + 0.12 * x + 0.05 * c + 0.13 * y * y) % 1)) as [Float32Array, Float32Array, Float32Array];
+    const background = [0, 1, 2].map((c) => plane((x, y) => (0.9 - 0.1 * x * (c + 1) + 0.07 * y) % 1)) as [Float32Array, Float32Array, Float32Array];
+    const out = new Uint8Array((to - from) * width * 4);
+    composeBand({
+      width, height, channels: 3, from, to,
+      pixels: photo.slice(from * width * 3, to * width * 3),
+      matte: { alpha: { kind: 'bytes', data: alpha.slice(from * width, to * width) }, colours: { foreground, background, width: fw, height: fh } },
+      target: { kind: 'rgba', out },
+    });
+    const sample = (i: number, size: number, target: number) => {
+      const at = samplePosition(i, 0, size / target, size);
+      const lo = Math.floor(at);
+      return { lo, hi: Math.min(lo + 1, size - 1), t: at - lo };
+    };
+    const at = (field: Float32Array, x: number, y: number) => {
+      const sx = sample(x, fw, width), sy = sample(y, fh, height);
+      const row = (r: number) => field[r * fw + sx.lo]! + (field[r * fw + sx.hi]! - field[r * fw + sx.lo]!) * sx.t;
+      return 255 * (row(sy.lo) + (row(sy.hi) - row(sy.lo)) * sy.t);
+    };
+    let partial = 0;
+    for (let y = from; y < to; y++) {
+      for (let x = 0; x < width; x++) {
+        const ours = alpha[y * width + x]!;
+        if (ours === 0 || ours === 255) continue;
+        partial++;
+        const a = ours / 255;
+        for (let c = 0; c < 3; c++) {
+          const f = at(foreground[c]!, x, y), b = at(background[c]!, x, y);
+          const expected = Math.round(Math.min(255, Math.max(0, f + a * (photo[(y * width + x) * 3 + c]! - a * f - (1 - a) * b))));
+          const got = out[((y - from) * width + x) * 4 + c]!;
+          assert.ok(Math.abs(got - expected) <= 1, `pixel ${x},${y} channel ${c}: ${got}, expected ${expected}`);
+        }
+      }
+    }
+    assert.ok(partial > 100, `the band has partly transparent pixels (${partial})`);
+  });
 
   it('gives the same bytes whether a band is composed in one call or a row at a time (guided alpha, colour fields, source alpha)', () => {
     const width = 45, height = 37, from = 5, to = 33, cw = 12, ch = 10, fw = 6, fh = 5;

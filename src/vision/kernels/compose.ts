@@ -44,8 +44,8 @@ export function settleCells(coefficients: usize, cw: i32, ch: i32, curve: usize,
 }
 
 /** Bytes of per-row working space composeRows needs at `work`. */
-export function composeWorkSize(width: i32, cw: i32, fw: i32): i32 {
-  return 4 * (width + 8) + 4 * (cw + 8) * 10 + 4 * (fw + 8) * 6 + 20 * (width + 8) + 64;
+export function composeWorkSize(width: i32, cw: i32): i32 {
+  return 4 * (width + 8) + 4 * (cw + 8) * 10 + 20 * (width + 8) + 64;
 }
 
 /**
@@ -68,9 +68,7 @@ export function composeRows(
   const firstPixel = rowSettled + (<usize>(cw + 8) & ~7);
   const fields = firstPixel + (<usize>(cw + 8) << 2);
   const fieldStride = <usize>(cw + 8) << 2;
-  const colourRows = fields + 8 * fieldStride;
-  const colourStride = <usize>(fw + 8) << 2;
-  const xLo = colourRows + 6 * colourStride;
+  const xLo = fields + 8 * fieldStride;
   const xT = xLo + (<usize>(width + 8) << 2);
   const cLo = xT + (<usize>(width + 8) << 2);
   const cHi = cLo + (<usize>(width + 8) << 2);
@@ -184,16 +182,20 @@ export function composeRows(
       if (alpha != 0) {
         if (colours && ours < 255) {
           if (y != preparedRow) {
-            prepareColourRows(colours, colourPlane, fw, y, height, fh, coloursFrom, colourRows, colourStride);
+            sampleRow(y, height, fh);
+            colourTop = <usize>((sampleLo - coloursFrom) * fw) << 2;
+            colourBottom = <usize>((sampleHi - coloursFrom) * fw) << 2;
+            colourT = sampleT;
             preparedRow = y;
           }
           const x0 = <usize>load<i32>(cLo + (<usize>x << 2)) << 2, x1 = <usize>load<i32>(cHi + (<usize>x << 2)) << 2;
           const tx = <f64>load<f32>(cT + (<usize>x << 2));
           const a = <f64>ours / 255;
           for (let c = 0; c < 3; c++) {
-            const fRow = colourRows + <usize>c * colourStride, bRow = colourRows + <usize>(c + 3) * colourStride;
-            const f = <f64>load<f32>(fRow + x0) + (<f64>load<f32>(fRow + x1) - <f64>load<f32>(fRow + x0)) * tx;
-            const b = <f64>load<f32>(bRow + x0) + (<f64>load<f32>(bRow + x1) - <f64>load<f32>(bRow + x0)) * tx;
+            const fPlane = colours + <usize>c * colourPlane, bPlane = colours + <usize>(c + 3) * colourPlane;
+            const f0 = colourAt(fPlane, x0), b0 = colourAt(bPlane, x0);
+            const f = f0 + (colourAt(fPlane, x1) - f0) * tx;
+            const b = b0 + (colourAt(bPlane, x1) - b0) * tx;
             let v = f + a * (<f64>load<u8>(p + <usize>c) - a * f - (1 - a) * b);
             v = v < 0 ? 0 : v > 255 ? 255 : v;
             store<u8>(q + <usize>c, <u8>floor(v + 0.5));
@@ -225,18 +227,20 @@ function sampleRow(y: i32, height: i32, size: i32): void {
   sampleT = <f64><f32>(at - <f64>base);
 }
 
-/** The six colour fields (rows from `heldFrom` on at `colours`) interpolated to full-size row y, times 255, each held as f32. */
-function prepareColourRows(colours: usize, plane: usize, fw: i32, y: i32, height: i32, fh: i32, heldFrom: i32, rows: usize, stride: usize): void {
-  sampleRow(y, height, fh);
-  const r0 = <usize>((sampleLo - heldFrom) * fw) << 2, r1 = <usize>((sampleHi - heldFrom) * fw) << 2;
-  const ty = sampleT;
-  for (let p = 0; p < 6; p++) {
-    const src = colours + <usize>p * plane;
-    const row = rows + <usize>p * stride;
-    for (let i = 0; i < fw; i++) {
-      const at = <usize>i << 2;
-      const top = <f64>load<f32>(src + r0 + at);
-      store<f32>(row + at, <f32>((top + (<f64>load<f32>(src + r1 + at) - top) * ty) * 255));
-    }
-  }
+// The colour fields' rows that the current full-size row samples (byte offsets into each plane) and
+// its weight between them, set by composeRows at a row's first partly transparent pixel.
+let colourTop: usize = 0;
+let colourBottom: usize = 0;
+let colourT: f64 = 0;
+
+/**
+ * A colour field at byte offset `at` of its row, interpolated to the current full-size row, times 255
+ * and held as f32: computed where a pixel needs it rather than along the whole row, since few pixels
+ * of a row are partly transparent.
+ */
+// @ts-ignore: decorator
+@inline
+function colourAt(plane: usize, at: usize): f64 {
+  const top = <f64>load<f32>(plane + colourTop + at);
+  return <f64><f32>((top + (<f64>load<f32>(plane + colourBottom + at) - top) * colourT) * 255);
 }
