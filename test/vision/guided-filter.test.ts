@@ -128,4 +128,40 @@ describe('full-size alpha', () => {
     }
     assert.ok(settled > width * height * 0.5, 'most of the test image is settled');
   });
+
+  it('fills a region as opaque or clear without arithmetic only where every colour would give that byte', () => {
+    // Blocks of 4 × 4 working cells share coefficients whose extreme over the colour cube lies a
+    // little inside or outside the curve's opaque (or clear) end; the photo's pixels cycle through
+    // the cube's eight corners, so each block has pixels at its extreme.
+    const block = 4, blocks = 7, cw = block * blocks, ch = block * 2, width = 3 * cw, height = 3 * ch;
+    const curve = alphaCurve(2);
+    const firstFull = curve.indexOf(255), lastClear = curve.lastIndexOf(0);
+    const offsets = [-3e-3, -3e-4, -6e-5, 0, 6e-5, 3e-4, 3e-3];
+    const a = [0.7, -0.4, 0.25];
+    const negative = a.reduce((s, v) => s + Math.min(v, 0), 0), positive = a.reduce((s, v) => s + Math.max(v, 0), 0);
+    // Row of blocks 0: the darkest colour's q around the opaque end; row 1: the brightest's around the clear end.
+    const bFor = (bx: number, by: number) => (by === 0 ? (firstFull - 0.5) / 1024 - negative + offsets[bx]! : (lastClear + 0.5) / 1024 - positive - offsets[bx]!);
+    const field = (f: (bx: number, by: number) => number) => Float32Array.from({ length: cw * ch }, (_, i) => f(Math.floor((i % cw) / block), Math.floor(Math.floor(i / cw) / block)));
+    const c = { a: a.map((v) => field(() => v)) as GuidePlanes, b: field(bFor), width: cw, height: ch };
+    const pixels = Uint8Array.from({ length: width * height * 3 }, (_, i) => ((Math.floor(i / 3) >> (i % 3)) & 1 ? 255 : 0));
+    const ours = applyAtFullSize(c, pixels, width, height, curve);
+    const xs = axisSamples(width, 0, cw, cw), ys = axisSamples(height, 0, ch, ch);
+    const bAt = (x: number, y: number) => {
+      const row = (r: number) => c.b[r * cw + xs.lo[x]!]! * (1 - xs.t[x]!) + c.b[r * cw + xs.hi[x]!]! * xs.t[x]!;
+      return row(ys.lo[y]!) * (1 - ys.t[y]!) + row(ys.hi[y]!) * ys.t[y]!;
+    };
+    let checked = 0;
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const p = (y * width + x) * 3;
+        const q = (a[0]! * pixels[p]! + a[1]! * pixels[p + 1]! + a[2]! * pixels[p + 2]!) / 255 + bAt(x, y);
+        const k = q * 1024;
+        // Away from a rounding tie of the curve's index, the byte is the formula's.
+        if (Math.abs(k - Math.floor(k) - 0.5) < 1e-3) continue;
+        assert.equal(ours[y * width + x], curve[Math.min(1024, Math.max(0, Math.round(k)))], `pixel ${x},${y} (q·1024 = ${k.toFixed(4)})`);
+        checked++;
+      }
+    }
+    assert.ok(checked > width * height * 0.9, `${checked} pixels checked`);
+  });
 });
