@@ -75,6 +75,18 @@ export const experiments: Record<string, Variant> = {
   'high-up896-flip1216': tweak('high-up896-flip1216', 'auto', 'high', { passes: [{ ...stretch, side: 896 }, { ...stretchFlip, side: 1216 }] }),
   'high-3views': tweak('high-3views', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1152 }, { ...stretch, side: 1280 }] }),
   'high-padflip1152': tweak('high-padflip1152', 'auto', 'high', { passes: [stretch, { ...padFlip, side: 1152 }] }),
+  // Around high with the working side at 640: its curve's slope, no refinement, the mirrored view
+  // counting twice, both views at 1152, the roles of the two sides swapped, and third views.
+  'high-c3': tweak('high-c3', 'auto', 'high', { contrast: 3 }),
+  'high-c6': tweak('high-c6', 'auto', 'high', { contrast: 6 }),
+  'high-norefine': tweak('high-norefine', 'auto', 'high', { refine: null }),
+  'high-flip1152-w1:2': tweak('high-flip1152-w1:2', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1152, weight: 2 }] }),
+  'high-up1152-flip1152': tweak('high-up1152-flip1152', 'auto', 'high', { passes: [{ ...stretch, side: 1152 }, { ...stretchFlip, side: 1152 }] }),
+  'high-flip1024-up1152': tweak('high-flip1024-up1152', 'auto', 'high', { passes: [stretchFlip, { ...stretch, side: 1152 }] }),
+  'high-up896-flip1152': tweak('high-up896-flip1152', 'auto', 'high', { passes: [{ ...stretch, side: 896 }, { ...stretchFlip, side: 1152 }] }),
+  'high-3views-up896': tweak('high-3views-up896', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1152 }, { ...stretch, side: 896 }] }),
+  'high-3views-flip1024': tweak('high-3views-flip1024', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1152 }, stretchFlip] }),
+  'high-3views-pad1024': tweak('high-3views-pad1024', 'auto', 'high', { passes: [stretch, { ...stretchFlip, side: 1152 }, pad] }),
   // The working side (shipped: 640): 768, the side before, and 512.
   'std-ws768': tweak('std-ws768', 'auto', 'standard', { workingSide: 768 }),
   'high-ws768': tweak('high-ws768', 'auto', 'high', { workingSide: 768 }),

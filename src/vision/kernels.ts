@@ -2,10 +2,10 @@
 // with SIMD, the full-size composition), built into dist/ by `npm run build:kernels`, which `npm run
 // build` and `npm test` run first. Each thread that calls these gets its own instance on first use;
 // its memory grows to the largest job seen and is kept for the thread's life: 17 working-size
-// planes (~40 MB at 768²) for the guided filter, the fields plus chunks of 4 MB of rows to compose,
+// planes (~28 MB at 640²) for the guided filter, the fields plus chunks of 4 MB of rows to compose,
 // the model's input (3 MB) and the photo it is stretched from, and a chunk's PNG scanlines with their
 // deflate tokens and output. The main thread's instance resamples the model's mask and unpacks the
-// guide (under 10 MB at 768²).
+// guide (under 7 MB at 640²).
 import fs from 'node:fs';
 import type { AxisSamples } from './planes.ts';
 
