@@ -29,7 +29,7 @@ const { values } = parseArgs({
 
 /**
  * `--upscale f`: every photo enlarged f times, as a JPEG (what a phone sends), and scored against its
- * ground truth enlarged with it: the pipeline at 2–12 MP on the same masks (the fixtures are under 0.5 MP).
+ * ground truth enlarged with it: the pipeline on photos of megapixels, scored on the same masks (the fixtures are under 0.5 MP).
  */
 const upscale = z.coerce.number().min(1).max(10).parse(values.upscale);
 

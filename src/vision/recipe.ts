@@ -42,7 +42,7 @@ export const highSecondSide = 1152;
 /**
  * Every recipe's working side (Recipe.workingSide). `npm run bench:quality -- --variants
  * std-ws768,high-ws768,std-ws512,high-ws512` measures it against 768 (the side before) and 512, on
- * the fixtures as they are and, with `--upscale 2.5` or `--upscale 5`, enlarged to 2–12 MP.
+ * the fixtures as they are and, with `--upscale 2.5` or `--upscale 5`, enlarged to 0.5–10.5 MP.
  */
 export const workingSide = 640;
 
