@@ -11,7 +11,7 @@ import { baselineCutout, ourCutout } from './quality-run.ts';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Upscales `photo` to `width` × `height` as a JPEG, the kind of file a phone produces. */
-async function bigJpeg(photo: string, width: number, height: number): Promise<Buffer> {
+export async function bigJpeg(photo: string | Buffer, width: number, height: number): Promise<Buffer> {
   return sharp(photo).resize(width, height, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
 }
 

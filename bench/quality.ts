@@ -9,7 +9,7 @@ import { loadSegmenter, startSegmenter } from '../src/vision/model.ts';
 import { higherIsBetter, mean, metricNames, prepareTruth, score, type Scores } from './quality-metrics.ts';
 import { baselineCutout, cachingSegmenter, ourCutout } from './quality-run.ts';
 import { contactSheet, type SheetRow } from './quality-sheet.ts';
-import { largeImage, panoramaComparison, time12mp } from './quality-timing.ts';
+import { bigJpeg, largeImage, panoramaComparison, time12mp } from './quality-timing.ts';
 import { experiments, shipped, type Variant } from './quality-variants.ts';
 import sharp from 'sharp';
 import { z } from 'zod';
@@ -35,7 +35,7 @@ const upscale = z.coerce.number().min(1).max(10).parse(values.upscale);
 
 async function enlarged(photo: Buffer, factor: number): Promise<Buffer> {
   const { width = 1, height = 1 } = await sharp(photo).metadata();
-  return sharp(photo).resize(Math.round(width * factor), Math.round(height * factor), { fit: 'fill', kernel: 'lanczos3' }).jpeg({ quality: 92 }).toBuffer();
+  return bigJpeg(photo, Math.round(width * factor), Math.round(height * factor));
 }
 
 interface Entry {
