@@ -40,7 +40,7 @@ export const fieldsHere: FieldSolver = async ({ inputs, outputs, width, height, 
 /**
  * Two blur-fusion steps, a wide one then a narrow one, as the paper recommends: box-blurred F
  * (weighted by α) and B (weighted by 1 − α), F re-solved from the photo between the steps, in
- * planes taken from `planes`. The arithmetic is WebAssembly (kernels/planes.ts).
+ * planes taken from `planes`. The arithmetic is WebAssembly (kernels/colour-fields.ts).
  */
 export async function colourFields(
   image: GuidePlanes,

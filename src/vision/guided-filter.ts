@@ -46,7 +46,7 @@ export const solveHere: GuidedSolver = async ({ inputs, outputs, width, height, 
  * The colour guided filter of `mask` (working resolution, values in [0, 1]) under `guide`: its
  * coefficients, and the alpha they give at the working size through `curve` (values in [0, 1]),
  * in planes taken from `planes`. The arithmetic (17 box means, products and a 3×3 solve per pixel)
- * is WebAssembly (kernels/planes.ts).
+ * is WebAssembly (kernels/guided.ts).
  */
 export async function guidedMatte(
   guide: GuidePlanes,

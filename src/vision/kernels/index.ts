@@ -1,5 +1,7 @@
 // The module `npm run build:kernels` compiles: every kernel the vision pipeline calls (../kernels.ts).
-export { boxMean, guidedMatte, colourFields, resamplePlane, unpackRgb } from './planes';
+export { boxMean, resamplePlane, unpackRgb } from './planes';
+export { guidedMatte } from './guided';
+export { colourFields } from './colour-fields';
 export { settleCells, composeWorkSize, composeRows } from './compose';
 export { stretchRgb } from './stretch';
 export { filterUp, adler32 } from './png';
