@@ -188,7 +188,10 @@ export function composeOrder(rows: number, count: number, height: number, visibl
   const scale = visibleRows.length / height;
   const cost = Array.from({ length: count }, (_, i) => {
     const from = i * rows, to = Math.min(height, from + rows);
-    const first = Math.min(visibleRows.length - 1, Math.floor(from * scale)), last = Math.max(first + 1, Math.ceil(to * scale));
+    // Clamped: the last band's end can land a rounding error past the last working row (3091 · (495 / 3091)
+    // is 495.00000000000006), and a row that does not exist has no share.
+    const first = Math.min(visibleRows.length - 1, Math.floor(from * scale));
+    const last = Math.min(visibleRows.length, Math.max(first + 1, Math.ceil(to * scale)));
     let visible = 0;
     for (let y = first; y < last; y++) visible += visibleRows[y]!;
     return (to - from) * (1 + 1.6 * (visible / (last - first)));

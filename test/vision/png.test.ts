@@ -165,6 +165,16 @@ describe('the order bands are composed in', () => {
     assert.deepEqual(order.slice(0, 5), [7, 6, 5, 4, 3], 'the bands of the subject first, the most visible first');
     assert.deepEqual(order.slice(-3), [0, 1, 2], 'the clear bands last, top to bottom');
   });
+
+  it('puts the bottom band first when the subject is there, though its end maps a rounding error past the working rows', () => {
+    // The bench's 12 MP photo: 3091 rows, 495 at the working size; 3091 · (495 / 3091) > 495.
+    const height = 3091;
+    const visibleRows = Float32Array.from({ length: 495 }, (_, y) => (y >= 460 ? 1 : 0));
+    const { rows, count } = bandLayout(height, 2);
+    const order = composeOrder(rows, count, height, visibleRows);
+    assert.deepEqual([...order].sort((a, b) => a - b), Array.from({ length: count }, (_, i) => i));
+    assert.equal(order[0], count - 1, `the bottom band first, not ${order[0]}`);
+  });
 });
 
 describe('the checksums the bands combine', () => {
