@@ -24,6 +24,7 @@ const { values } = parseArgs({
     large: { type: 'boolean', default: false },
     out: { type: 'string', default: 'artifacts' },
     upscale: { type: 'string', default: '1' },
+    graph: { type: 'string', default: 'int8' },
   },
 });
 
@@ -32,6 +33,12 @@ const { values } = parseArgs({
  * ground truth enlarged with it: the pipeline on photos of megapixels, scored on the same masks (the fixtures are under 0.5 MP).
  */
 const upscale = z.coerce.number().min(1).max(10).parse(values.upscale);
+
+/**
+ * `--graph fp32`: our recipes on the fp32 graph (the baseline's) instead of the product's INT8 one,
+ * which tells how much of a recipe's difference from the baseline the quantisation costs or makes.
+ */
+const graph = z.enum(['int8', 'fp32']).parse(values.graph);
 
 async function enlarged(photo: Buffer, factor: number): Promise<Buffer> {
   const { width = 1, height = 1 } = await sharp(photo).metadata();
@@ -67,11 +74,11 @@ for (const name of values.variants.split(',').filter(Boolean)) {
   variants.push(found);
 }
 
-// Ours runs the product's session (static INT8); the baseline, what the peer does, runs the same
-// weights in fp32, as the peer's session computes them.
-const model = await loadSegmenter({ threads: 2 });
-const segmenter = cachingSegmenter(model);
+// Ours runs the product's session (static INT8) unless `--graph fp32`; the baseline, what the peer
+// does, runs the same weights in fp32, as the peer's session computes them.
 const reference = cachingSegmenter(await startSegmenter({ threads: 2, graph: 'fp32' }));
+const model = graph === 'int8' ? await loadSegmenter({ threads: 2 }) : reference;
+const segmenter = graph === 'int8' ? cachingSegmenter(model) : reference;
 const results: { entry: Entry; baseline: Scores; ours: Map<string, Scores> }[] = [];
 const sheet: SheetRow[] = [];
 const fmt = (s: Scores) => `${s.iou.toFixed(4)} ${s.boundaryIou.toFixed(4)} ${s.mae.toFixed(4)} ${s.sad.toFixed(2).padStart(7)} ${s.halo.toFixed(2).padStart(6)}`;
@@ -83,7 +90,7 @@ const diff = (s: Scores, b: Scores) =>
   }).join('');
 const header = `${'variant'.padEnd(24)}IoU    bIoU   MAE        SAD   halo%   |  Δ vs baseline: IoU bIoU MAE SAD halo`;
 
-console.log(`quality benchmark on ${set}: ${entries.length} images${upscale === 1 ? '' : `, each enlarged ${upscale}× (JPEG) with its ground truth`}; ours on the product's INT8 session, baseline on the fp32 graph; boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background`);
+console.log(`quality benchmark on ${set}: ${entries.length} images${upscale === 1 ? '' : `, each enlarged ${upscale}× (JPEG) with its ground truth`}; ours on the ${graph === 'int8' ? "product's INT8 session" : 'fp32 graph'}, baseline on the fp32 graph; boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background`);
 for (const entry of entries) {
   const original = fs.readFileSync(path.join(set, entry.image));
   const image = await decodeImage(upscale === 1 ? original : await enlarged(original, upscale), 100_000_000);
