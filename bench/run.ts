@@ -7,6 +7,7 @@ import { allocatorEnv, withAllocatorEnv } from '../src/allocator-env.ts';
 import { benchImages, type BenchImage } from './images.ts';
 import type { Job, JobResult, PngSample, Sample, Side } from './side.ts';
 import { fixed, median, p95, printTable } from './stats.ts';
+import { steppedRuns } from './stepped.ts';
 
 const quick = process.argv.includes('--quick');
 const fixturePasses = quick ? 1 : 5;
@@ -22,12 +23,10 @@ function glibcDefaults(): NodeJS.ProcessEnv {
   return env;
 }
 
-// Both sides run with the allocator settings `npm start` uses (src/allocator-env.ts) unless told
-// otherwise; `nodeFlags` go to the child's Node (--incremental-marking: V8's default collector, which
-// our side otherwise turns off, src/vision/garbage-collection.ts).
-function runChild(job: Job, env: NodeJS.ProcessEnv = withAllocatorEnv(process.env), nodeFlags: string[] = []): Promise<JobResult> {
+// Both sides run with the allocator settings `npm start` uses (src/allocator-env.ts).
+function runChild(job: Job): Promise<JobResult> {
   return new Promise((resolve, reject) => {
-    const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify(job)], { execArgv: [...nodeFlags, '--import', 'tsx'], stdio: 'inherit', env });
+    const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit', env: withAllocatorEnv(process.env) });
     let result: JobResult | undefined;
     child.on('message', (message) => (result = message as JobResult));
     child.on('error', reject);
@@ -98,31 +97,39 @@ async function main(): Promise<void> {
     );
   }
 
-  process.stdout.write('latency: ours-standard with glibc\'s allocator defaults… ');
-  const defaults = await runChild({ kind: 'latency', side: 'ours-standard', images: latencyImages(images), runs: 1 }, glibcDefaults());
+  // The allocator's and the collector's settings against V8's and glibc's defaults, in processes
+  // taking turns image by image: each setting's difference is a few percent, less than a shared host's
+  // load moves from one minute to the next.
+  process.stdout.write("latency: ours-standard as shipped, with glibc's allocator defaults and with incremental marking, in turn… ");
+  const stepped = await steppedRuns(
+    [
+      { name: 'shipped', env: withAllocatorEnv(process.env) },
+      { name: 'glibc', env: glibcDefaults() },
+      { name: 'incremental', env: withAllocatorEnv(process.env), nodeFlags: ['--incremental-marking'] },
+    ],
+    latencyImages(images),
+  );
   console.log('done');
-  console.log("Allocator settings (ours-standard), medians per image: end to end ms, the process's minor page faults and system CPU ms");
-  const perImage = (result: JobResult, g: string, value: (s: Sample) => number) => median(result.samples.filter((s) => s.group === g).map(value));
-  const row = (result: JobResult, g: string) => [fixed(perImage(result, g, (s) => s.ms)), fixed(perImage(result, g, (s) => s.pageFaults)), fixed(perImage(result, g, (s) => s.systemMs), 1)];
+  const perImage = (samples: Sample[], g: string, value: (s: Sample) => number) => median(samples.filter((s) => s.group === g).map(value));
+  const shipped = stepped.get('shipped')!;
+  console.log("Allocator settings (ours-standard, the processes taking turns image by image), medians per image: end to end ms, the process's minor page faults and system CPU ms");
+  const row = (samples: Sample[], g: string) => [fixed(perImage(samples, g, (s) => s.ms)), fixed(perImage(samples, g, (s) => s.pageFaults)), fixed(perImage(samples, g, (s) => s.systemMs), 1)];
   printTable(
     ['images', 'settings: ms', 'page faults', 'system ms', "glibc's defaults: ms", 'page faults', 'system ms'],
-    groups.map((g) => [g, ...row(latency.get('ours-standard')!, g), ...row(defaults, g)]),
+    groups.map((g) => [g, ...row(shipped, g), ...row(stepped.get('glibc')!, g)]),
   );
   console.log();
 
-  process.stdout.write('latency: ours-standard with incremental marking… ');
-  const incremental = await runChild({ kind: 'latency', side: 'ours-standard', images: latencyImages(images), runs: 1 }, undefined, ['--incremental-marking']);
-  console.log('done');
-  console.log("Garbage collection (ours-standard), medians per image: end to end ms, everything but inference ms, the main thread's collections and their pauses in ms");
-  const collecting = (result: JobResult, g: string) => [
-    fixed(perImage(result, g, (s) => s.ms)),
-    fixed(perImage(result, g, (s) => s.ms - (s.timings.inference ?? 0))),
-    fixed(perImage(result, g, (s) => s.collections)),
-    fixed(perImage(result, g, (s) => s.collectingMs), 1),
+  console.log("Garbage collection (ours-standard, the same turns), medians per image: end to end ms, everything but inference ms, the main thread's collections and their pauses in ms");
+  const collecting = (samples: Sample[], g: string) => [
+    fixed(perImage(samples, g, (s) => s.ms)),
+    fixed(perImage(samples, g, (s) => s.ms - (s.timings.inference ?? 0))),
+    fixed(perImage(samples, g, (s) => s.collections)),
+    fixed(perImage(samples, g, (s) => s.collectingMs), 1),
   ];
   printTable(
     ['images', 'marked at once: ms', 'non-inference ms', 'collections', 'pauses ms', "incrementally (V8's default): ms", 'non-inference ms', 'collections', 'pauses ms'],
-    groups.map((g) => [g, ...collecting(latency.get('ours-standard')!, g), ...collecting(incremental, g)]),
+    groups.map((g) => [g, ...collecting(shipped, g), ...collecting(stepped.get('incremental')!, g)]),
   );
   console.log();
 

@@ -31,7 +31,20 @@ export interface PngJob {
   runs: number;
 }
 
-export type Job = LatencyJob | ThroughputJob | PngJob;
+/**
+ * Our side held ready to run one image at a time when told (`{ step: i }`, a sample back each time,
+ * `{ done: true }` to finish): the parent alternates several such processes, run under different
+ * settings, image by image, so that a load that changes during the run slows them alike.
+ */
+export interface StepsJob {
+  kind: 'steps';
+  side: 'ours-standard';
+  images: BenchImage[];
+}
+
+export type Job = LatencyJob | ThroughputJob | PngJob | StepsJob;
+export type StepRequest = { step: number } | { done: true };
+export type StepReply = { ready: true } | { sample: Sample };
 
 export interface PngSample {
   group: string;
@@ -129,9 +142,64 @@ async function comparePngEncoders(job: PngJob): Promise<JobResult> {
   return { coldMs: Number.NaN, samples: [], pngSamples, imagesPerMinute: Number.NaN, peakRssMb: process.resourceUsage().maxRSS / 1024 };
 }
 
+type Input = { image: BenchImage; data: Buffer; type: string };
+
+/** Runs one image at a time and measures it: its time, page faults, system CPU and the main thread's collections. */
+function measuring(remove: Remove): { measure: (input: Input) => Promise<Sample>; stop: () => void } {
+  let collections = 0;
+  let collectingMs = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      collections++;
+      collectingMs += entry.duration;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const measure = async ({ image, data, type }: Input): Promise<Sample> => {
+    const before = process.resourceUsage();
+    const beforeCollections = collections, beforeCollectingMs = collectingMs;
+    const t = performance.now();
+    const { timings } = await remove(data, type);
+    const ms = performance.now() - t;
+    const after = process.resourceUsage();
+    // The observer hears of a collection on a later turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
+    return {
+      name: image.name,
+      group: image.group,
+      ms,
+      timings,
+      pageFaults: after.minorPageFault - before.minorPageFault,
+      systemMs: (after.systemCPUTime - before.systemCPUTime) / 1000,
+      collections: collections - beforeCollections,
+      collectingMs: collectingMs - beforeCollectingMs,
+    };
+  };
+  return { measure, stop: () => observer.disconnect() };
+}
+
+/** Steps (StepsJob) until told it is done; every image runs once unmeasured first, so that each step is warm. */
+async function steps(inputs: Input[], remove: Remove): Promise<void> {
+  for (const input of new Map(inputs.map((i) => [i.image.file, i])).values()) await remove(input.data, input.type);
+  const { measure, stop } = measuring(remove);
+  const send = (reply: StepReply) => process.send?.(reply);
+  await new Promise<void>((resolve) => {
+    process.on('message', (request: StepRequest) => {
+      if ('done' in request) {
+        process.removeAllListeners('message');
+        resolve();
+      } else {
+        void measure(inputs[request.step]!).then((sample) => send({ sample }));
+      }
+    });
+    send({ ready: true });
+  });
+  stop();
+}
+
 async function run(job: Job): Promise<JobResult> {
   if (job.kind === 'png') return comparePngEncoders(job);
-  const inputs = job.images.map((image) => ({ image, data: fs.readFileSync(image.file), type: mimeTypes[path.extname(image.file)] ?? 'image/png' }));
+  const inputs: Input[] = job.images.map((image) => ({ image, data: fs.readFileSync(image.file), type: mimeTypes[path.extname(image.file)] ?? 'image/png' }));
   const started = performance.now();
   const concurrency = job.kind === 'throughput' ? job.concurrency : 1;
   const remove = job.side === 'peer' ? await loadPeer() : await loadOurs(job.side === 'ours-high' ? 'high' : 'standard', concurrency);
@@ -140,39 +208,12 @@ async function run(job: Job): Promise<JobResult> {
 
   const samples: Sample[] = [];
   let imagesPerMinute = Number.NaN;
-  if (job.kind === 'latency') {
-    let collections = 0;
-    let collectingMs = 0;
-    const observer = new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) {
-        collections++;
-        collectingMs += entry.duration;
-      }
-    });
-    observer.observe({ entryTypes: ['gc'] });
-    for (let pass = 0; pass < job.runs; pass++) {
-      for (const { image, data, type } of inputs) {
-        const before = process.resourceUsage();
-        const beforeCollections = collections, beforeCollectingMs = collectingMs;
-        const t = performance.now();
-        const { timings } = await remove(data, type);
-        const ms = performance.now() - t;
-        const after = process.resourceUsage();
-        // The observer hears of a collection on a later turn of the event loop.
-        await new Promise((resolve) => setImmediate(resolve));
-        samples.push({
-          name: image.name,
-          group: image.group,
-          ms,
-          timings,
-          pageFaults: after.minorPageFault - before.minorPageFault,
-          systemMs: (after.systemCPUTime - before.systemCPUTime) / 1000,
-          collections: collections - beforeCollections,
-          collectingMs: collectingMs - beforeCollectingMs,
-        });
-      }
-    }
-    observer.disconnect();
+  if (job.kind === 'steps') {
+    await steps(inputs, remove);
+  } else if (job.kind === 'latency') {
+    const { measure, stop } = measuring(remove);
+    for (let pass = 0; pass < job.runs; pass++) for (const input of inputs) samples.push(await measure(input));
+    stop();
   } else {
     // Like the worker: `concurrency` slots, each taking the next image as soon as it is free.
     let next = 0;

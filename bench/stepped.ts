@@ -1,0 +1,65 @@
+// Several processes of our side under different settings, run image by image in turn (side.ts,
+// StepsJob): a load that changes during the run (a shared host) then slows each of them alike,
+// where processes run one after another each get the load of their own minutes.
+import { fork, type ChildProcess } from 'node:child_process';
+import type { BenchImage } from './images.ts';
+import type { Sample, StepReply, StepRequest } from './side.ts';
+
+export interface Setting {
+  name: string;
+  env: NodeJS.ProcessEnv;
+  /** Flags for the child's Node. */
+  nodeFlags?: string[];
+}
+
+function start(setting: Setting, images: BenchImage[]): { child: ChildProcess; next: () => Promise<StepReply> } {
+  const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify({ kind: 'steps', side: 'ours-standard', images })], {
+    execArgv: [...(setting.nodeFlags ?? []), '--import', 'tsx'],
+    stdio: 'inherit',
+    env: setting.env,
+  });
+  const replies: StepReply[] = [];
+  const waiting: { resolve: (reply: StepReply) => void; reject: (err: Error) => void }[] = [];
+  child.on('message', (reply: StepReply) => {
+    const waiter = waiting.shift();
+    if (waiter) waiter.resolve(reply);
+    else replies.push(reply);
+  });
+  child.on('exit', (code) => {
+    for (const waiter of waiting.splice(0)) waiter.reject(new Error(`${setting.name}: child exited with ${code}`));
+  });
+  const next = () => {
+    const reply = replies.shift();
+    if (reply) return Promise.resolve(reply);
+    if (child.exitCode !== null) return Promise.reject(new Error(`${setting.name}: child exited with ${child.exitCode}`));
+    return new Promise<StepReply>((resolve, reject) => waiting.push({ resolve, reject }));
+  };
+  return { child, next };
+}
+
+/**
+ * Each image once in every setting, the settings taking turns to go first from one image to the
+ * next; the samples of each setting, by name.
+ */
+export async function steppedRuns(settings: Setting[], images: BenchImage[]): Promise<Map<string, Sample[]>> {
+  const children = settings.map((setting) => start(setting, images));
+  const samples = new Map(settings.map((s) => [s.name, [] as Sample[]]));
+  try {
+    for (const { next } of children) await next();
+    for (let step = 0; step < images.length; step++) {
+      for (let k = 0; k < children.length; k++) {
+        const i = (step + k) % children.length;
+        const { child, next } = children[i]!;
+        child.send({ step } satisfies StepRequest);
+        const reply = await next();
+        if (!('sample' in reply)) throw new Error(`${settings[i]!.name}: expected a sample`);
+        samples.get(settings[i]!.name)!.push(reply.sample);
+      }
+    }
+  } finally {
+    const exits = children.map(({ child }) => (child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve))));
+    for (const { child } of children) if (child.connected) child.send({ done: true } satisfies StepRequest);
+    await Promise.all(exits);
+  }
+  return samples;
+}
