@@ -3,7 +3,7 @@
 // where processes run one after another each get the load of their own minutes.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { BenchImage } from './images.ts';
-import type { Sample, StepReply, StepRequest } from './side.ts';
+import type { Sample, StepReply, StepRequest, StepsJob } from './side.ts';
 
 export interface Setting {
   name: string;
@@ -13,7 +13,7 @@ export interface Setting {
 }
 
 function start(setting: Setting, images: BenchImage[]): { child: ChildProcess; next: () => Promise<StepReply> } {
-  const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify({ kind: 'steps', side: 'ours-standard', images })], {
+  const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify({ kind: 'steps', side: 'ours-standard', images } satisfies StepsJob)], {
     execArgv: [...(setting.nodeFlags ?? []), '--import', 'tsx'],
     stdio: 'inherit',
     env: setting.env,
