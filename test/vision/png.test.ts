@@ -177,6 +177,29 @@ describe('the order bands are composed in', () => {
   });
 });
 
+describe('a cutout whose bands fail', () => {
+  it('rejects with the band thread\'s error, and the bands queued behind the failing one leave no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      // So wide that no band thread can lay out even one row in its memory: every band fails there,
+      // with several queued on each thread.
+      const width = 80_000_000, height = 640;
+      const image: DecodedImage = { pixels: Buffer.alloc(16), width, height, channels: 3 };
+      assert.ok(bandLayout(height, 2).count > 4);
+      await assert.rejects(compressBands(image, { alpha: { kind: 'bytes', data: new Uint8Array(16) }, colours: null }), /memory/i);
+      // The threads answer in order: once a good cutout is through, every band queued before it has been answered.
+      const good: DecodedImage = { pixels: Buffer.alloc(300 * 640 * 3, 90), width: 300, height: 640, channels: 3 };
+      const png = assemblePng(300, 640, await compressBands(good, { alpha: { kind: 'bytes', data: new Uint8Array(300 * 640).fill(255) }, colours: null }));
+      assert.equal((await sharp(png).metadata()).width, 300);
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
+});
+
 describe('the checksums the bands combine', () => {
   it("the kernel's Adler-32 equals zlib's for any length, and continues from a given value", () => {
     const { kernels, memory } = kernelsWith(1 << 20);

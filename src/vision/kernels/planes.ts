@@ -15,30 +15,13 @@ export function boxMean(plane: usize, scratch: usize, column: usize, inverseCols
   // A radius beyond the plane's size means the whole plane; clamping it keeps the index arithmetic small.
   const r = min(radius, max(width, height));
   const w = <usize>width;
-  for (let y = 0; y < height; y++) {
-    const row = plane + <usize>y * w * 4;
-    const sums = scratch + <usize>y * w * 4;
-    let acc: f64 = 0;
-    const first = min(width, r + 1);
-    for (let x = 0; x < first; x++) acc += <f64>load<f32>(row + (<usize>x << 2));
-    // At x the window is [x - r, x + r] ∩ [0, width); stepping to x + 1 adds x + r + 1 and drops x - r.
-    const interiorFrom = min(r, width);
-    const interiorTo = max(interiorFrom, width - r - 1);
-    let x = 0;
-    for (; x < interiorFrom; x++) {
-      store<f32>(sums + (<usize>x << 2), <f32>acc);
-      if (x + r + 1 < width) acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2));
-    }
-    for (; x < interiorTo; x++) {
-      store<f32>(sums + (<usize>x << 2), <f32>acc);
-      acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2)) - <f64>load<f32>(row + (<usize>(x - r) << 2));
-    }
-    for (; x < width; x++) {
-      store<f32>(sums + (<usize>x << 2), <f32>acc);
-      if (x + r + 1 < width) acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2));
-      if (x - r >= 0) acc -= <f64>load<f32>(row + (<usize>(x - r) << 2));
-    }
-  }
+  const rowBytes = w << 2;
+  // Four rows at a time: each row's running sum is a chain of dependent f64 additions, and four
+  // independent chains keep the core busy where one waits on each addition's latency. Every row's
+  // sums are the same operations in the same order either way.
+  let y = 0;
+  for (; y + 4 <= height; y += 4) rowSumsOfFour(plane + <usize>y * rowBytes, scratch + <usize>y * rowBytes, rowBytes, width, r);
+  for (; y < height; y++) rowSums(plane + <usize>y * rowBytes, scratch + <usize>y * rowBytes, width, r);
   for (let x = 0; x < width; x++) {
     store<f64>(inverseCols + (<usize>x << 3), 1.0 / <f64>(min(width, x + r + 1) - max(0, x - r)));
     store<f64>(column + (<usize>x << 3), 0);
@@ -57,6 +40,98 @@ export function boxMean(plane: usize, scratch: usize, column: usize, inverseCols
         const at = <usize>x;
         store<f32>(out + (at << 2), <f32>(load<f64>(column + (at << 3)) * load<f64>(inverseCols + (at << 3)) * scale));
       }
+    }
+  }
+}
+
+/** The horizontal window sums of one row (at `row`) into `sums`. */
+function rowSums(row: usize, sums: usize, width: i32, r: i32): void {
+  let acc: f64 = 0;
+  const first = min(width, r + 1);
+  for (let x = 0; x < first; x++) acc += <f64>load<f32>(row + (<usize>x << 2));
+  // At x the window is [x - r, x + r] ∩ [0, width); stepping to x + 1 adds x + r + 1 and drops x - r.
+  const interiorFrom = min(r, width);
+  const interiorTo = max(interiorFrom, width - r - 1);
+  let x = 0;
+  for (; x < interiorFrom; x++) {
+    store<f32>(sums + (<usize>x << 2), <f32>acc);
+    if (x + r + 1 < width) acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2));
+  }
+  for (; x < interiorTo; x++) {
+    store<f32>(sums + (<usize>x << 2), <f32>acc);
+    acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2)) - <f64>load<f32>(row + (<usize>(x - r) << 2));
+  }
+  for (; x < width; x++) {
+    store<f32>(sums + (<usize>x << 2), <f32>acc);
+    if (x + r + 1 < width) acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2));
+    if (x - r >= 0) acc -= <f64>load<f32>(row + (<usize>(x - r) << 2));
+  }
+}
+
+/** rowSums for the four rows from `row` (`rowBytes` apart), their interiors stepped together. */
+function rowSumsOfFour(row: usize, sums: usize, rowBytes: usize, width: i32, r: i32): void {
+  const interiorFrom = min(r, width);
+  const interiorTo = max(interiorFrom, width - r - 1);
+  if (interiorTo - interiorFrom < 16) {
+    for (let k: usize = 0; k < 4; k++) rowSums(row + k * rowBytes, sums + k * rowBytes, width, r);
+    return;
+  }
+  const first = min(width, r + 1);
+  let a0: f64 = 0, a1: f64 = 0, a2: f64 = 0, a3: f64 = 0;
+  for (let x = 0; x < first; x++) {
+    const at = row + (<usize>x << 2);
+    a0 += <f64>load<f32>(at);
+    a1 += <f64>load<f32>(at + rowBytes);
+    a2 += <f64>load<f32>(at + 2 * rowBytes);
+    a3 += <f64>load<f32>(at + 3 * rowBytes);
+  }
+  let x = 0;
+  for (; x < interiorFrom; x++) {
+    const out = sums + (<usize>x << 2);
+    store<f32>(out, <f32>a0);
+    store<f32>(out + rowBytes, <f32>a1);
+    store<f32>(out + 2 * rowBytes, <f32>a2);
+    store<f32>(out + 3 * rowBytes, <f32>a3);
+    if (x + r + 1 < width) {
+      const at = row + (<usize>(x + r + 1) << 2);
+      a0 += <f64>load<f32>(at);
+      a1 += <f64>load<f32>(at + rowBytes);
+      a2 += <f64>load<f32>(at + 2 * rowBytes);
+      a3 += <f64>load<f32>(at + 3 * rowBytes);
+    }
+  }
+  for (; x < interiorTo; x++) {
+    const out = sums + (<usize>x << 2);
+    const entering = row + (<usize>(x + r + 1) << 2);
+    const leaving = row + (<usize>(x - r) << 2);
+    store<f32>(out, <f32>a0);
+    store<f32>(out + rowBytes, <f32>a1);
+    store<f32>(out + 2 * rowBytes, <f32>a2);
+    store<f32>(out + 3 * rowBytes, <f32>a3);
+    a0 += <f64>load<f32>(entering) - <f64>load<f32>(leaving);
+    a1 += <f64>load<f32>(entering + rowBytes) - <f64>load<f32>(leaving + rowBytes);
+    a2 += <f64>load<f32>(entering + 2 * rowBytes) - <f64>load<f32>(leaving + 2 * rowBytes);
+    a3 += <f64>load<f32>(entering + 3 * rowBytes) - <f64>load<f32>(leaving + 3 * rowBytes);
+  }
+  for (; x < width; x++) {
+    const out = sums + (<usize>x << 2);
+    store<f32>(out, <f32>a0);
+    store<f32>(out + rowBytes, <f32>a1);
+    store<f32>(out + 2 * rowBytes, <f32>a2);
+    store<f32>(out + 3 * rowBytes, <f32>a3);
+    if (x + r + 1 < width) {
+      const at = row + (<usize>(x + r + 1) << 2);
+      a0 += <f64>load<f32>(at);
+      a1 += <f64>load<f32>(at + rowBytes);
+      a2 += <f64>load<f32>(at + 2 * rowBytes);
+      a3 += <f64>load<f32>(at + 3 * rowBytes);
+    }
+    if (x - r >= 0) {
+      const at = row + (<usize>(x - r) << 2);
+      a0 -= <f64>load<f32>(at);
+      a1 -= <f64>load<f32>(at + rowBytes);
+      a2 -= <f64>load<f32>(at + 2 * rowBytes);
+      a3 -= <f64>load<f32>(at + 3 * rowBytes);
     }
   }
 }
