@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import * as initial from './migrations/001-initial.ts';
@@ -163,6 +163,14 @@ export async function pingDatabase(db: Db): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
+/** Compiled once: every transaction runs two of them. */
+const transactionStatements = {
+  begin: CompiledQuery.raw('begin'),
+  beginImmediate: CompiledQuery.raw('begin immediate'),
+  commit: CompiledQuery.raw('commit'),
+  rollback: CompiledQuery.raw('rollback'),
+};
+
 /**
  * Runs fn in one write transaction. On SQLite it begins IMMEDIATE, taking the write lock up front,
  * so that a read-then-write (check balance, then reserve) can never be upgraded into a busy error
@@ -170,16 +178,17 @@ export async function pingDatabase(db: Db): Promise<void> {
  * repositories take the row locks they need (FOR UPDATE) and fence updates with conditions.
  */
 export async function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const begin = engineOf(db) === 'postgres' ? sql`begin` : sql`begin immediate`;
+  const begin = engineOf(db) === 'postgres' ? transactionStatements.begin : transactionStatements.beginImmediate;
   return db.connection().execute(async (conn) => {
-    await begin.execute(conn);
+    await conn.executeQuery(begin);
     try {
       const result = await fn(conn);
-      await sql`commit`.execute(conn);
+      await conn.executeQuery(transactionStatements.commit);
       return result;
     } catch (err) {
-      await sql`rollback`.execute(conn).catch(() => {});
+      await conn.executeQuery(transactionStatements.rollback).catch(() => {});
       throw err;
     }
   });
 }
+
