@@ -191,4 +191,3 @@ export async function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Prom
     }
   });
 }
-

@@ -44,63 +44,52 @@ export function boxMean(plane: usize, scratch: usize, column: usize, inverseCols
   }
 }
 
-/** The horizontal window sums of one row (at `row`) into `sums`. */
-function rowSums(row: usize, sums: usize, width: i32, r: i32): void {
+// A row's horizontal window sums, written to `sums`: at x the window is [x - r, x + r] ∩ [0, width),
+// and stepping to x + 1 adds x + r + 1 and drops x - r. Between interiorFrom and interiorTo both
+// ends are inside the row.
+
+/** The row's sums before its interior; returns the running sum at interiorFrom. */
+function sumsBeforeInterior(row: usize, sums: usize, width: i32, r: i32): f64 {
   let acc: f64 = 0;
   const first = min(width, r + 1);
   for (let x = 0; x < first; x++) acc += <f64>load<f32>(row + (<usize>x << 2));
-  // At x the window is [x - r, x + r] ∩ [0, width); stepping to x + 1 adds x + r + 1 and drops x - r.
-  const interiorFrom = min(r, width);
-  const interiorTo = max(interiorFrom, width - r - 1);
-  let x = 0;
-  for (; x < interiorFrom; x++) {
+  for (let x = 0, end = min(r, width); x < end; x++) {
     store<f32>(sums + (<usize>x << 2), <f32>acc);
     if (x + r + 1 < width) acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2));
   }
-  for (; x < interiorTo; x++) {
-    store<f32>(sums + (<usize>x << 2), <f32>acc);
-    acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2)) - <f64>load<f32>(row + (<usize>(x - r) << 2));
-  }
-  for (; x < width; x++) {
+  return acc;
+}
+
+/** The row's sums from `from` (interiorTo) to its end, `acc` the running sum there. */
+function sumsAfterInterior(row: usize, sums: usize, width: i32, r: i32, from: i32, acc: f64): void {
+  for (let x = from; x < width; x++) {
     store<f32>(sums + (<usize>x << 2), <f32>acc);
     if (x + r + 1 < width) acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2));
     if (x - r >= 0) acc -= <f64>load<f32>(row + (<usize>(x - r) << 2));
   }
 }
 
+/** The window sums of one row (at `row`) into `sums`. */
+function rowSums(row: usize, sums: usize, width: i32, r: i32): void {
+  const interiorFrom = min(r, width);
+  const interiorTo = max(interiorFrom, width - r - 1);
+  let acc = sumsBeforeInterior(row, sums, width, r);
+  for (let x = interiorFrom; x < interiorTo; x++) {
+    store<f32>(sums + (<usize>x << 2), <f32>acc);
+    acc += <f64>load<f32>(row + (<usize>(x + r + 1) << 2)) - <f64>load<f32>(row + (<usize>(x - r) << 2));
+  }
+  sumsAfterInterior(row, sums, width, r, interiorTo, acc);
+}
+
 /** rowSums for the four rows from `row` (`rowBytes` apart), their interiors stepped together. */
 function rowSumsOfFour(row: usize, sums: usize, rowBytes: usize, width: i32, r: i32): void {
   const interiorFrom = min(r, width);
   const interiorTo = max(interiorFrom, width - r - 1);
-  if (interiorTo - interiorFrom < 16) {
-    for (let k: usize = 0; k < 4; k++) rowSums(row + k * rowBytes, sums + k * rowBytes, width, r);
-    return;
-  }
-  const first = min(width, r + 1);
-  let a0: f64 = 0, a1: f64 = 0, a2: f64 = 0, a3: f64 = 0;
-  for (let x = 0; x < first; x++) {
-    const at = row + (<usize>x << 2);
-    a0 += <f64>load<f32>(at);
-    a1 += <f64>load<f32>(at + rowBytes);
-    a2 += <f64>load<f32>(at + 2 * rowBytes);
-    a3 += <f64>load<f32>(at + 3 * rowBytes);
-  }
-  let x = 0;
-  for (; x < interiorFrom; x++) {
-    const out = sums + (<usize>x << 2);
-    store<f32>(out, <f32>a0);
-    store<f32>(out + rowBytes, <f32>a1);
-    store<f32>(out + 2 * rowBytes, <f32>a2);
-    store<f32>(out + 3 * rowBytes, <f32>a3);
-    if (x + r + 1 < width) {
-      const at = row + (<usize>(x + r + 1) << 2);
-      a0 += <f64>load<f32>(at);
-      a1 += <f64>load<f32>(at + rowBytes);
-      a2 += <f64>load<f32>(at + 2 * rowBytes);
-      a3 += <f64>load<f32>(at + 3 * rowBytes);
-    }
-  }
-  for (; x < interiorTo; x++) {
+  let a0 = sumsBeforeInterior(row, sums, width, r);
+  let a1 = sumsBeforeInterior(row + rowBytes, sums + rowBytes, width, r);
+  let a2 = sumsBeforeInterior(row + 2 * rowBytes, sums + 2 * rowBytes, width, r);
+  let a3 = sumsBeforeInterior(row + 3 * rowBytes, sums + 3 * rowBytes, width, r);
+  for (let x = interiorFrom; x < interiorTo; x++) {
     const out = sums + (<usize>x << 2);
     const entering = row + (<usize>(x + r + 1) << 2);
     const leaving = row + (<usize>(x - r) << 2);
@@ -113,27 +102,10 @@ function rowSumsOfFour(row: usize, sums: usize, rowBytes: usize, width: i32, r: 
     a2 += <f64>load<f32>(entering + 2 * rowBytes) - <f64>load<f32>(leaving + 2 * rowBytes);
     a3 += <f64>load<f32>(entering + 3 * rowBytes) - <f64>load<f32>(leaving + 3 * rowBytes);
   }
-  for (; x < width; x++) {
-    const out = sums + (<usize>x << 2);
-    store<f32>(out, <f32>a0);
-    store<f32>(out + rowBytes, <f32>a1);
-    store<f32>(out + 2 * rowBytes, <f32>a2);
-    store<f32>(out + 3 * rowBytes, <f32>a3);
-    if (x + r + 1 < width) {
-      const at = row + (<usize>(x + r + 1) << 2);
-      a0 += <f64>load<f32>(at);
-      a1 += <f64>load<f32>(at + rowBytes);
-      a2 += <f64>load<f32>(at + 2 * rowBytes);
-      a3 += <f64>load<f32>(at + 3 * rowBytes);
-    }
-    if (x - r >= 0) {
-      const at = row + (<usize>(x - r) << 2);
-      a0 -= <f64>load<f32>(at);
-      a1 -= <f64>load<f32>(at + rowBytes);
-      a2 -= <f64>load<f32>(at + 2 * rowBytes);
-      a3 -= <f64>load<f32>(at + 3 * rowBytes);
-    }
-  }
+  sumsAfterInterior(row, sums, width, r, interiorTo, a0);
+  sumsAfterInterior(row + rowBytes, sums + rowBytes, width, r, interiorTo, a1);
+  sumsAfterInterior(row + 2 * rowBytes, sums + 2 * rowBytes, width, r, interiorTo, a2);
+  sumsAfterInterior(row + 3 * rowBytes, sums + 3 * rowBytes, width, r, interiorTo, a3);
 }
 
 /** column += sign · row (f32 row into f64 sums). */
