@@ -19,31 +19,35 @@ const codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 
  * every count is first raised to 1/F(limit + 5) of the total, which keeps most codes within it at
  * little cost (a floor of 1/F(limit + 2), which would always suffice, gives the many rare symbols
  * codes so short that the files grow), and where the code is still too long the counts are halved
- * until it fits.
+ * until it fits. In typed arrays and plain loops: a band thread builds codes for every block it
+ * writes (dozens for a 12 MP cutout), and a profile of the band threads put arrays of numbers,
+ * closures and mapping calls here among the JavaScript they spent most in.
  */
 export function codeLengths(counts: ArrayLike<number>, limit: number): Uint8Array {
   const lengths = new Uint8Array(counts.length);
-  const used: number[] = [];
+  const used = new Int32Array(counts.length);
+  let usedCount = 0;
   let total = 0;
   for (let symbol = 0; symbol < counts.length; symbol++) {
-    if (counts[symbol]! > 0) used.push(symbol);
+    if (counts[symbol]! > 0) used[usedCount++] = symbol;
     total += counts[symbol]!;
   }
   // A code of one symbol still takes one bit, and a second length-1 code keeps it complete, as inflaters require.
-  if (used.length === 1) {
+  if (usedCount === 1) {
     lengths[used[0]!] = 1;
     lengths[used[0] === 0 ? 1 : 0] = 1;
   }
-  if (used.length <= 1) return lengths;
+  if (usedCount <= 1) return lengths;
   const least = Math.ceil(total / fibonacci(limit + 5));
-  let weights = used.map((symbol) => Math.max(counts[symbol]!, least));
+  const weights = new Float64Array(usedCount);
+  for (let i = 0; i < usedCount; i++) weights[i] = Math.max(counts[used[i]!]!, least);
+  const depths = new Int32Array(usedCount);
   for (;;) {
-    const depths = huffmanDepths(weights);
-    if (depths.every((depth) => depth <= limit)) {
-      used.forEach((symbol, i) => (lengths[symbol] = depths[i]!));
+    if (huffmanDepths(weights, depths) <= limit) {
+      for (let i = 0; i < usedCount; i++) lengths[used[i]!] = depths[i]!;
       return lengths;
     }
-    weights = weights.map((w) => Math.max(1, w >> 1));
+    for (let i = 0; i < usedCount; i++) weights[i] = Math.max(1, Math.floor(weights[i]! / 2));
   }
 }
 
@@ -53,40 +57,70 @@ function fibonacci(n: number): number {
   return a;
 }
 
-/** The depth of each leaf in a Huffman tree over `weights` (at least two), merged from two sorted queues. */
-function huffmanDepths(weights: number[]): number[] {
-  const leaves = weights.map((w, i) => i).sort((a, b) => weights[a]! - weights[b]! || a - b);
-  const weight = [...weights];
-  const parent = new Array<number>(2 * weights.length - 1).fill(-1);
+/**
+ * The depth of each leaf in a Huffman tree over `weights` (at least two), written to `depths`;
+ * returns the deepest. Leaves in order of weight, then of index, merged with the inner nodes from
+ * two sorted queues (a leaf first where weights tie).
+ */
+function huffmanDepths(weights: Float64Array, depths: Int32Array): number {
+  const n = weights.length;
+  // Weight and index in one number, so that a numeric sort orders by weight and then by index: the
+  // weights are whole, far below 2⁴⁴ (a block's bytes), and there are fewer than 512 symbols.
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = weights[i]! * 512 + i;
+  keys.sort();
+  const weight = new Float64Array(2 * n - 1);
+  const parent = new Int32Array(2 * n - 1);
+  for (let i = 0; i < n; i++) weight[i] = weights[i]!;
   let leaf = 0;
-  let inner = weights.length;
-  const lightest = (): number => (leaf < leaves.length && (inner >= weight.length || weight[leaves[leaf]!]! <= weight[inner]!) ? leaves[leaf++]! : inner++);
-  while (weight.length < parent.length) {
-    const [a, b] = [lightest(), lightest()];
-    parent[a] = parent[b] = weight.length;
-    weight.push(weight[a]! + weight[b]!);
+  let inner = n;
+  let made = n;
+  const lightest = (): number => {
+    if (leaf < n) {
+      const candidate = keys[leaf]! % 512;
+      if (inner >= made || weight[candidate]! <= weight[inner]!) {
+        leaf++;
+        return candidate;
+      }
+    }
+    return inner++;
+  };
+  while (made < 2 * n - 1) {
+    const a = lightest();
+    const b = lightest();
+    parent[a] = parent[b] = made;
+    weight[made] = weight[a]! + weight[b]!;
+    made++;
   }
-  const depth = new Array<number>(parent.length).fill(0);
-  for (let node = parent.length - 2; node >= 0; node--) depth[node] = depth[parent[node]!]! + 1;
-  return depth.slice(0, weights.length);
+  const depth = new Int32Array(2 * n - 1);
+  let deepest = 0;
+  for (let node = 2 * n - 3; node >= 0; node--) {
+    depth[node] = depth[parent[node]!]! + 1;
+    if (node < n && depth[node]! > deepest) deepest = depth[node]!;
+  }
+  depths.set(depth.subarray(0, n));
+  return deepest;
 }
 
 /** The canonical codes for `lengths` (RFC 1951, 3.2.2), each packed as the kernel puts it: bits reversed for LSB-first output in the low 16, length in the high 16. */
 export function packedCodes(lengths: Uint8Array): Uint32Array {
-  const perLength = new Array<number>(16).fill(0);
-  for (const length of lengths) if (length > 0) perLength[length]!++;
-  const next = new Array<number>(16).fill(0);
+  const perLength = new Uint16Array(16);
+  for (let i = 0; i < lengths.length; i++) if (lengths[i]! > 0) perLength[lengths[i]!]!++;
+  const next = new Uint16Array(16);
   for (let length = 1, code = 0; length < 16; length++) {
     code = (code + perLength[length - 1]!) << 1;
     next[length] = code;
   }
-  return Uint32Array.from(lengths, (length) => {
-    if (length === 0) return 0;
+  const packed = new Uint32Array(lengths.length);
+  for (let i = 0; i < lengths.length; i++) {
+    const length = lengths[i]!;
+    if (length === 0) continue;
     const code = next[length]!++;
     let reversed = 0;
-    for (let i = 0; i < length; i++) reversed |= ((code >> i) & 1) << (length - 1 - i);
-    return reversed | (length << 16);
-  });
+    for (let bit = 0; bit < length; bit++) reversed |= ((code >> bit) & 1) << (length - 1 - bit);
+    packed[i] = reversed | (length << 16);
+  }
+  return packed;
 }
 
 function lastIndexWhere(values: ArrayLike<number>, test: (value: number) => boolean): number {
