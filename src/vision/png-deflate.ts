@@ -20,8 +20,8 @@ const codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 
  * little cost (a floor of 1/F(limit + 2), which would always suffice, gives the many rare symbols
  * codes so short that the files grow), and where the code is still too long the counts are halved
  * until it fits. In typed arrays and plain loops: a band thread builds codes for every block it
- * writes (dozens for a 12 MP cutout), and a profile of the band threads put arrays of numbers,
- * closures and mapping calls here among the JavaScript they spent most in.
+ * writes (dozens for a 12 MP cutout), and a CPU profile of the bands' work (run on one thread) put
+ * arrays of numbers, closures and mapping calls here among the JavaScript it spent most in.
  */
 export function codeLengths(counts: ArrayLike<number>, limit: number): Uint8Array {
   const lengths = new Uint8Array(counts.length);
