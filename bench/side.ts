@@ -23,7 +23,7 @@ export interface ThroughputJob {
   concurrency: number;
 }
 
-/** Our two ways to a PNG from the same matte, alternating: the band threads' compression, and the RGBA joined then encoded by sharp (libpng, zlib level 1) as before. */
+/** Our ways to a PNG from the same matte, in turn: the band threads' compression (as shipped, with every block counted in full, with zlib), and the RGBA joined then encoded by sharp (libpng, zlib level 1) as before. */
 export interface PngJob {
   kind: 'png';
   side: 'ours-standard';
@@ -50,6 +50,8 @@ export interface PngSample {
   group: string;
   bandsMs: number;
   bandsBytes: number;
+  countedMs: number;
+  countedBytes: number;
   zlibMs: number;
   zlibBytes: number;
   sharpMs: number;
@@ -133,9 +135,10 @@ async function comparePngEncoders(job: PngJob): Promise<JobResult> {
     // One unmeasured round first: the threads' kernels and zlib warm up.
     for (let r = -1; r < job.runs; r++) {
       const [bandsMs, bandsBytes] = await timed(async () => assemblePng(width, height, await compressBands(decoded, matte)));
+      const [countedMs, countedBytes] = await timed(async () => assemblePng(width, height, await compressBands(decoded, matte, 'counted')));
       const [zlibMs, zlibBytes] = await timed(async () => assemblePng(width, height, await compressBands(decoded, matte, 'zlib')));
       const [sharpMs, sharpBytes] = await timed(async () => sharp(await composeCutout(decoded, matte), { raw: { width, height, channels: 4 } }).png({ compressionLevel: 1 }).toBuffer());
-      if (r >= 0) pngSamples.push({ group: image.group, bandsMs, bandsBytes, zlibMs, zlibBytes, sharpMs, sharpBytes });
+      if (r >= 0) pngSamples.push({ group: image.group, bandsMs, bandsBytes, countedMs, countedBytes, zlibMs, zlibBytes, sharpMs, sharpBytes });
     }
     planes.release();
   }

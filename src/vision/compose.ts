@@ -27,7 +27,7 @@ export interface Band {
   coloursFrom?: number;
   /**
    * Where the rows go: RGBA bytes into `out` (every byte written), or compressed PNG image data
-   * (deflated by png-deflate.ts unless the bench asks for zlib).
+   * (deflated by png-deflate.ts unless the bench asks for another way).
    */
   target: { kind: 'rgba'; out: Uint8Array } | { kind: 'png'; deflater?: PngDeflater };
 }
@@ -86,10 +86,11 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandRes
   const coloursAt = colours ? take(6 * fw * coloursHeld * 4) : 0;
   const deflater = target.kind === 'png' ? (target.deflater ?? 'runs') : null;
   const png = deflater !== null;
-  const runs = deflater === 'runs';
+  const ownDeflate = deflater === 'runs' || deflater === 'counted';
   const scanlineBytes = width * 4 + 1;
   // A PNG chunk's scanlines, and for png-deflate.ts their tokens and the room their block may take, per row.
-  const deflateBytes = runs ? DeflateStream.tokensSize(scanlineBytes) + DeflateStream.blockBound(scanlineBytes) : 0;
+  const countEveryBlock = deflater === 'counted';
+  const deflateBytes = ownDeflate ? DeflateStream.tokensSize(scanlineBytes, countEveryBlock) + DeflateStream.blockBound(scanlineBytes) : 0;
   const rowBytes = width * (channels + 4 + 1) + (png ? scanlineBytes : 0) + deflateBytes;
   const chunkRows = Math.max(1, Math.min(to - from, Math.floor(chunkBytes / rowBytes)));
   // The output follows the photo's rows: the kernel may read a few bytes past their end (kernels/compose.ts).
@@ -98,10 +99,10 @@ export function composeBand(band: Band, chunkBytes = defaultChunkBytes): BandRes
   const bytesAt = guided ? 0 : take(chunkRows * width);
   const scanlinesAt = png ? take(chunkRows * scanlineBytes) : 0;
   const previousAt = png ? take(width * 4) : 0;
-  const stateAt = runs ? take(16) : 0;
-  const tablesAt = runs ? take(DeflateStream.tablesSize) : 0;
-  const tokensAt = runs ? take(DeflateStream.tokensSize(chunkRows * scanlineBytes)) : 0;
-  const deflatedAt = runs ? take(DeflateStream.blockBound(chunkRows * scanlineBytes)) : 0;
+  const stateAt = ownDeflate ? take(16) : 0;
+  const tablesAt = ownDeflate ? take(DeflateStream.tablesSize) : 0;
+  const tokensAt = ownDeflate ? take(DeflateStream.tokensSize(chunkRows * scanlineBytes, countEveryBlock)) : 0;
+  const deflatedAt = ownDeflate ? take(DeflateStream.blockBound(chunkRows * scanlineBytes)) : 0;
   const { kernels: k } = kernelsWith(0);
   const workAt = take(k.composeWorkSize(width, cw));
   const { memory } = kernelsWith(end);

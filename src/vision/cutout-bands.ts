@@ -250,7 +250,7 @@ export async function composeCutout(image: DecodedImage, matte: Matte): Promise<
 /**
  * The cutout's PNG image data, each band composed and compressed in its thread (png-scanlines.ts),
  * top to bottom, for assemblePng: neither the full-size RGBA nor its encoding passes through this
- * thread. `deflater`: the bench's comparison with zlib.
+ * thread. `deflater`: the bench's comparisons (png-scanlines.ts).
  */
 export async function compressBands(image: DecodedImage, matte: Matte, deflater: PngDeflater = 'runs'): Promise<PngBand[]> {
   const bands = await composeInBands(image, matte, () => ({ kind: 'png', deflater }));

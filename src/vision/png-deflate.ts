@@ -1,12 +1,22 @@
 // Deflate for a band's PNG scanlines (RFC 1951): one block with Huffman codes of its own per chunk
-// of rows, whose tokens are literals, runs and repeated pixels (kernels/deflate.ts scans and packs
-// them; this module builds the codes and writes the block header). `npm run bench` compares it
-// with zlib at level 1 in the same bands, and with sharp's PNG.
+// of rows, whose tokens are literals, runs and repeated pixels (kernels/deflate.ts finds and packs
+// them, for a large chunk in one pass; this module builds the codes and writes the block header).
+// `npm run bench` compares it with zlib at level 1 in the same bands, and with sharp's PNG.
 import type { KernelExports } from './kernels.ts';
 
 const literalLengthSymbols = 286;
+const endOfBlock = 256;
 /** The scan counts literals in this many tables (kernels/deflate.ts) and adds them into the first. */
 const histogramCount = 4;
+/**
+ * A block of at least `from` bytes (a band's chunk of rows, above the smallest photos) is written in
+ * the same pass as its scan (kernels/deflate.ts, deflateFused), with codes made from the counts of
+ * stretches of `bytes` every `stride` bytes, an eighth of it; every symbol gets a code (codeLengths,
+ * everySymbol), since the stretches may miss some that the rest uses. A smaller block is counted
+ * in full and written from its tokens. `npm run bench` compares the two ways (its PNG table,
+ * `counted`); the stretches' size and spacing were chosen in a throwaway comparison of several.
+ */
+export const blockSampling = { from: 256 << 10, bytes: 2 << 10, stride: 16 << 10 };
 /** Matches are at distance 1 (distance code 0) or 4 (code 3): one bit each, the same in every block. */
 const distanceLengths = Uint8Array.of(1, 0, 0, 1);
 const distanceCodes = packedCodes(distanceLengths);
@@ -22,14 +32,16 @@ const codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 
  * until it fits. In typed arrays and plain loops: a band thread builds codes for every block it
  * writes (dozens for a 12 MP cutout), and a CPU profile of the bands' work (run on one thread) put
  * arrays of numbers, closures and mapping calls here among the JavaScript it spent most in.
+ * With `everySymbol`, a symbol never counted gets a code too, as for a count of 1 left as it is (a
+ * long code: counts from part of a block, where the rest may use any symbol).
  */
-export function codeLengths(counts: ArrayLike<number>, limit: number): Uint8Array {
+export function codeLengths(counts: ArrayLike<number>, limit: number, everySymbol = false): Uint8Array {
   const lengths = new Uint8Array(counts.length);
   const used = new Int32Array(counts.length);
   let usedCount = 0;
   let total = 0;
   for (let symbol = 0; symbol < counts.length; symbol++) {
-    if (counts[symbol]! > 0) used[usedCount++] = symbol;
+    if (counts[symbol]! > 0 || everySymbol) used[usedCount++] = symbol;
     total += counts[symbol]!;
   }
   // A code of one symbol still takes one bit, and a second length-1 code keeps it complete, as inflaters require.
@@ -40,7 +52,10 @@ export function codeLengths(counts: ArrayLike<number>, limit: number): Uint8Arra
   if (usedCount <= 1) return lengths;
   const least = Math.ceil(total / fibonacci(limit + 5));
   const weights = new Float64Array(usedCount);
-  for (let i = 0; i < usedCount; i++) weights[i] = Math.max(counts[used[i]!]!, least);
+  for (let i = 0; i < usedCount; i++) {
+    const count = counts[used[i]!]!;
+    weights[i] = count === 0 ? 1 : Math.max(count, least);
+  }
   const depths = new Int32Array(usedCount);
   for (;;) {
     if (huffmanDepths(weights, depths) <= limit) {
@@ -163,6 +178,8 @@ export class DeflateStream {
     private readonly tablesAt: number,
     private readonly tokensAt: number,
     private readonly outAt: number,
+    /** Every block counted in full and written from its tokens, whatever its size (the bench's comparison). */
+    private readonly countEveryBlock = false,
   ) {
     // The memory is the thread's and was used before: the stream starts empty at the output area.
     const state = new DataView(memory, stateAt, 16);
@@ -174,9 +191,9 @@ export class DeflateStream {
   /** Bytes of the kernels' memory at tablesAt. */
   static readonly tablesSize = (histogramCount + 1) * literalLengthSymbols * 4;
 
-  /** Room for the tokens of `length` bytes: one u16 per byte at most, and the end of the block. */
-  static tokensSize(length: number): number {
-    return 2 * length + 2;
+  /** Room for the tokens of a block of `length` bytes, or of its stretches (blockSampling): one u16 per byte at most, and the end of the block. */
+  static tokensSize(length: number, countEveryBlock = false): number {
+    return 2 * (countEveryBlock ? length : Math.min(length, blockSampling.from)) + 2;
   }
 
   /** Output room a block of `length` bytes can need: at most 15 bits per byte, and its header. */
@@ -189,10 +206,16 @@ export class DeflateStream {
     const k = this.kernels;
     const countsAt = this.tablesAt;
     const tableAt = this.tablesAt + histogramCount * literalLengthSymbols * 4;
-    new Uint32Array(memory, countsAt, histogramCount * literalLengthSymbols).fill(0);
-    const tokenCount = k.deflateScan(dataAt, length, countsAt, this.tokensAt);
-    const counts = new Uint32Array(memory, countsAt, literalLengthSymbols);
-    const literals = codeLengths(counts, 15);
+    const sampled = length >= blockSampling.from && !this.countEveryBlock;
+    let tokenCount = 0;
+    let counts: Uint32Array;
+    if (sampled) counts = this.sampledCounts(memory, dataAt, length);
+    else {
+      new Uint32Array(memory, countsAt, histogramCount * literalLengthSymbols).fill(0);
+      tokenCount = k.deflateScan(dataAt, length, countsAt, this.tokensAt);
+      counts = new Uint32Array(memory, countsAt, literalLengthSymbols);
+    }
+    const literals = codeLengths(counts, 15, sampled);
     const literalCount = Math.max(257, lastIndexWhere(literals, (length) => length > 0) + 1);
     const tokens = codeLengthTokens(Uint8Array.from([...literals.subarray(0, literalCount), ...distanceLengths]));
     const tokenCounts = new Array<number>(19).fill(0);
@@ -215,8 +238,22 @@ export class DeflateStream {
     }
     writer.save();
     new Uint32Array(memory, tableAt, literalLengthSymbols).set(packedCodes(literals));
-    k.deflateEmit(this.tokensAt, tokenCount, tableAt, distanceCodes[0]!, distanceCodes[3]!, this.stateAt);
+    if (sampled) k.deflateFused(dataAt, length, tableAt, distanceCodes[0]!, distanceCodes[3]!, this.stateAt);
+    else k.deflateEmit(this.tokensAt, tokenCount, tableAt, distanceCodes[0]!, distanceCodes[3]!, this.stateAt);
     return this.taken(memory);
+  }
+
+  /** The symbols' counts in the block's stretches (blockSampling), and the end of the block's 1. */
+  private sampledCounts(memory: ArrayBuffer, dataAt: number, length: number): Uint32Array {
+    const counts = new Uint32Array(literalLengthSymbols);
+    const tables = new Uint32Array(memory, this.tablesAt, histogramCount * literalLengthSymbols);
+    for (let from = 0; from < length; from += blockSampling.stride) {
+      tables.fill(0);
+      this.kernels.deflateScan(dataAt + from, Math.min(blockSampling.bytes, length - from), this.tablesAt, this.tokensAt);
+      for (let symbol = 0; symbol < literalLengthSymbols; symbol++) counts[symbol]! += tables[symbol]!;
+    }
+    counts[endOfBlock] = 1;
+    return counts;
   }
 
   /** Ends the stream byte-aligned and not final (an empty stored block); returns its last bytes. */

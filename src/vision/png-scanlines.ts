@@ -9,12 +9,16 @@ import type { KernelExports } from './kernels.ts';
 import { DeflateStream } from './png-deflate.ts';
 import { pngChunk, type PngBand } from './png-file.ts';
 
-/** `runs`: png-deflate.ts, the product's; `zlib`: Node's zlib at level 1, what it replaced. */
-export type PngDeflater = 'runs' | 'zlib';
+/**
+ * `runs`: png-deflate.ts, the product's; `counted`: the same with every block counted in full
+ * (blockSampling), as before it packed large blocks in one pass; `zlib`: Node's zlib at level 1,
+ * what it replaced. The bench compares the three.
+ */
+export type PngDeflater = 'runs' | 'counted' | 'zlib';
 
 /**
  * The compressor's places in the kernels' memory: room for a chunk's scanlines (rows × (rowBytes +
- * 1)), for one row (the last one of the chunk before) and, for `runs`, the deflate stream's (see
+ * 1)), for one row (the last one of the chunk before) and, for png-deflate.ts, the deflate stream's (see
  * DeflateStream: `tokensAt` and `outAt` sized for a chunk's scanlines).
  */
 export interface ScanlinePlaces {
@@ -39,7 +43,7 @@ export class ScanlineCompressor {
     private readonly places: ScanlinePlaces,
     deflater: PngDeflater,
   ) {
-    this.stream = deflater === 'runs' ? new DeflateStream(kernels, memory, places.stateAt, places.tablesAt, places.tokensAt, places.outAt) : null;
+    this.stream = deflater === 'zlib' ? null : new DeflateStream(kernels, memory, places.stateAt, places.tablesAt, places.tokensAt, places.outAt, deflater === 'counted');
   }
 
   /** Compresses the next `rows` RGBA rows of the band, which lie at `rowsAt` in the kernels' memory. */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import { kernelsWith } from '../../src/vision/kernels.ts';
-import { codeLengths, DeflateStream, packedCodes } from '../../src/vision/png-deflate.ts';
+import { blockSampling, codeLengths, DeflateStream, packedCodes } from '../../src/vision/png-deflate.ts';
 
 /** Deterministic bytes, so a failure reproduces. */
 function pseudoRandom(count: number, seed: number): Uint8Array {
@@ -37,6 +37,42 @@ function rareInARow(): Uint8Array {
     left.set(next[0], next[1] - 1);
   }
   return Uint8Array.from([...out, 0, 1, 2, 3, 4, 5, 6, 7]);
+}
+
+/**
+ * Rows of a cutout as Up-filtered scanlines might look: clear rows of zeros, then rows where
+ * pixels repeat the one before for a while, runs, and noise, each row starting with its filter byte.
+ */
+function scanlineLike(count: number): Uint8Array {
+  const noise = pseudoRandom(count, 8);
+  const out = new Uint8Array(count);
+  const rowBytes = 4 * 1000 + 1;
+  for (let i = 0; i < count; i++) {
+    const x = i % rowBytes;
+    const row = Math.floor(i / rowBytes);
+    if (x === 0) out[i] = 2;
+    else if (row % 7 === 0) out[i] = 0;
+    else if (x % 400 < 150) out[i] = (x - 1) % 4 === 3 ? 0 : ((row * 13 + ((x - 1) % 4) * 5) & 255);
+    else if (x % 400 < 220) out[i] = row & 255;
+    else out[i] = noise[i]! & 7;
+  }
+  return out;
+}
+
+/**
+ * A large block whose codes are counted from stretches of it (blockSampling): two values in those
+ * stretches, and between them noise, bytes found nowhere else and matches of lengths found nowhere
+ * else (a run of 77, a pixel repeated for 196 bytes).
+ */
+function rareBetweenStretches(): Uint8Array {
+  const { from, bytes, stride } = blockSampling;
+  const out = pseudoRandom(from + 5 * stride, 9).map((v) => v & 3);
+  for (let at = 0; at < out.length; at += stride) out.fill((at / stride) % 2, at, at + bytes);
+  const between = (k: number): number => k * stride + bytes + 100;
+  out.set([0xab, 0xcd, 0xef, 0x99], between(1));
+  out.fill(200, between(2), between(2) + 77);
+  out.set(Uint8Array.from({ length: 200 }, (_, i) => [10, 20, 30, 40][i % 4]!), between(3));
+  return out;
 }
 
 /**
@@ -78,6 +114,9 @@ describe('deflate for PNG scanlines', () => {
     ['pixels repeating the one before, with changes', Uint8Array.from({ length: 90_001 }, (_, i) => (i % 4 === 3 ? 0 : ((i >> 5) * 37 + (i % 4) * 11) & 255))],
     ['zeros with scattered values', Uint8Array.from(pseudoRandom(70_000, 2), (v) => (v > 240 ? v : 0))],
     ['literals with the longest codes, several in a row', rareInARow()],
+    ['a large block of scanline-like rows (packed as it is scanned)', scanlineLike(blockSampling.from + 300_000)],
+    ['a large block whose rarest bytes and matches lie between the counted stretches', rareBetweenStretches()],
+    ['large random bytes', pseudoRandom(blockSampling.from + 100_003, 7)],
   ];
   for (const [name, bytes] of cases) {
     it(`inflates back to the bytes given: ${name}`, () => {
@@ -92,10 +131,14 @@ describe('deflate for PNG scanlines', () => {
   it('writes smaller output than the input where bytes repeat, and not much larger where they do not', () => {
     assert.ok(deflate([new Uint8Array(100_000)]).length < 1_000);
     assert.ok(deflate([pseudoRandom(100_000, 3)]).length < 100_000 * 1.01 + 300);
+    // Large blocks, packed with codes counted from stretches of them.
+    const large = 4 * blockSampling.from;
+    assert.ok(deflate([new Uint8Array(large)]).length < large / 200);
+    assert.ok(deflate([pseudoRandom(large, 10)]).length < large * 1.01 + 300);
   });
 
   it('continues a stream block after block, each block mid-byte where the last ended', () => {
-    const blocks = [pseudoRandom(5_000, 4), new Uint8Array(3_000), Uint8Array.of(1, 2, 3), pseudoRandom(17, 5).map((v) => v & 3)];
+    const blocks = [pseudoRandom(5_000, 4), scanlineLike(blockSampling.from + 40_001), new Uint8Array(3_000), Uint8Array.of(1, 2, 3), scanlineLike(blockSampling.from), pseudoRandom(17, 5).map((v) => v & 3)];
     assert.ok(inflate(deflate(blocks)).equals(Buffer.concat(blocks)));
   });
 
@@ -131,5 +174,17 @@ describe('the Huffman codes of a block', () => {
       const kraft = [...lengths].reduce((sum, length) => sum + (length > 0 ? 2 ** -length : 0), 0);
       assert.equal(kraft, 1, 'the code is complete');
     }
+  });
+
+  it('give every symbol a code when asked to, the uncounted ones no shorter than the rarest counted one', () => {
+    // Counts as from part of a block: a few common symbols, many never seen there.
+    const counts = Array.from({ length: 286 }, (_, symbol) => (symbol < 4 ? 100_000 >> symbol : symbol === 256 ? 1 : symbol % 50 === 0 ? 40 : 0));
+    const lengths = codeLengths(counts, 15, true);
+    assert.ok(lengths.every((length) => length > 0 && length <= 15), 'every symbol has a code within the limit');
+    const kraft = [...lengths].reduce((sum, length) => sum + 2 ** -length, 0);
+    assert.equal(kraft, 1, 'the code is complete');
+    const rarestCounted = Math.max(...counts.map((count, symbol) => (count > 0 ? lengths[symbol]! : 0)));
+    assert.ok(counts.every((count, symbol) => count > 0 || lengths[symbol]! >= rarestCounted - 1), 'uncounted symbols take long codes');
+    assert.ok(lengths[0]! <= 2, `the commonest symbol keeps a short code, not ${lengths[0]}`);
   });
 });

@@ -1,10 +1,12 @@
 // AssemblyScript (see planes.ts): the scan and the bit packing of a deflate block for PNG scanlines
-// (../png-deflate.ts builds the Huffman codes and the block header). Filtered cutout rows are mostly
-// runs of one byte (zeros: clear background, Up-filtered flat areas, the alpha of opaque pixels
-// minus the row above), pixels that repeat the one before (smooth or enlarged photos), and photo
-// residuals that repeat too little for LZ77 to pay. So the only matches sought are at distance 1
-// (runs) and 4 (the pixel before), and everything else is a literal; zlib at level 1 hashes and
-// searches at every position for the few other matches it finds there.
+// (../png-deflate.ts builds the Huffman codes and the block header): a small block scanned into
+// tokens and counts, then packed; a large one packed as it is scanned, with codes from the counts
+// of stretches of it (png-deflate.ts, blockSampling). Filtered cutout rows are mostly runs of one
+// byte (zeros: clear background, Up-filtered flat areas, the alpha of opaque pixels minus the row
+// above), pixels that repeat the one before (smooth or enlarged photos), and photo residuals that
+// repeat too little for LZ77 to pay. So the only matches sought are at distance 1 (runs) and 4 (the
+// pixel before), and everything else is a literal; zlib at level 1 hashes and searches at every
+// position for the few other matches it finds there.
 
 /** Shorter repeats stay literals: a match of 3 costs about what three short literals do. */
 const minMatch: i32 = 4;
@@ -31,13 +33,9 @@ export function deflateScan(data: usize, length: i32, counts: usize, tokens: usi
   let at = data;
   let token = tokens;
   while (at < end) {
-    // Up to 16 literals at once: the first position from which four bytes equal their predecessor
-    // (a run) or the bytes four before (a repeated pixel), from 32 + 16 comparisons.
+    // Up to 16 literals at once.
     if (end - at >= 33 && at - data >= 4) {
-      const near = <u32>i8x16.bitmask(i8x16.eq(v128.load(at), v128.load(at + 1))) | (<u32>i8x16.bitmask(i8x16.eq(v128.load(at + 16), v128.load(at + 17))) << 16);
-      const pixel = <u32>i8x16.bitmask(i8x16.eq(v128.load(at), v128.load(at - 4))) | (<u32>i8x16.bitmask(i8x16.eq(v128.load(at + 16), v128.load(at + 12))) << 16);
-      const starts = (near & (near >> 1) & (near >> 2)) | (pixel & (pixel >> 1) & (pixel >> 2) & (pixel >> 3));
-      const literals = <usize>min(ctz(starts), 16);
+      const literals = literalsAhead(at);
       // All sixteen widened to tokens at once; those past the literals are overwritten next.
       const bytes = v128.load(at);
       v128.store(token, i16x8.extend_low_i8x16_u(bytes));
@@ -75,9 +73,7 @@ export function deflateScan(data: usize, length: i32, counts: usize, tokens: usi
       at += run;
     }
     while (rest > 0) {
-      // Never leave 1 or 2 bytes behind a full-length match: they could not form a match of their own.
-      let piece = min(rest, maxMatch);
-      if (rest > maxMatch && rest - maxMatch < 3) piece = rest - 3;
+      const piece = nextPiece(rest);
       count(counts, lengthSymbol(piece) & 0x1ff);
       store<u16>(token, <u16>(base + piece));
       token += 2;
@@ -93,6 +89,26 @@ export function deflateScan(data: usize, length: i32, counts: usize, tokens: usi
     }
   }
   return <i32>((token - tokens) >> 1) + 1;
+}
+
+/**
+ * Of the 16 bytes from `at` (33 readable from there, 4 before), how many come before the first at
+ * which a run or a repeat of the pixel before, of minMatch bytes, begins: from 32 + 16 comparisons.
+ */
+// @ts-ignore: decorator
+@inline
+function literalsAhead(at: usize): usize {
+  const near = <u32>i8x16.bitmask(i8x16.eq(v128.load(at), v128.load(at + 1))) | (<u32>i8x16.bitmask(i8x16.eq(v128.load(at + 16), v128.load(at + 17))) << 16);
+  const pixel = <u32>i8x16.bitmask(i8x16.eq(v128.load(at), v128.load(at - 4))) | (<u32>i8x16.bitmask(i8x16.eq(v128.load(at + 16), v128.load(at + 12))) << 16);
+  const starts = (near & (near >> 1) & (near >> 2)) | (pixel & (pixel >> 1) & (pixel >> 2) & (pixel >> 3));
+  return <usize>min(ctz(starts), 16);
+}
+
+/** The next match's length for `rest` bytes to match: never leaves 1 or 2 behind a full-length match, which could not form a match of their own. */
+// @ts-ignore: decorator
+@inline
+function nextPiece(rest: i32): i32 {
+  return rest > maxMatch && rest - maxMatch < 3 ? rest - 3 : min(rest, maxMatch);
 }
 
 /** How many bytes from `at` on (before `end`) equal those from `from` on (from < at, or at + 1), 16 compared at a time while they can be. */
@@ -167,6 +183,103 @@ export function deflateEmit(tokens: usize, tokenCount: i32, table: usize, near: 
   store<u32>(state, <u32>out);
   store<u32>(state + 4, pending);
   store<u64>(state + 8, bits);
+}
+
+/**
+ * The tokens deflateScan finds in `length` bytes at `data`, and the end of the block, written as
+ * they are found to the bit stream whose state is at `state`, with the codes in `table`, `near`
+ * and `pixel` (all as for deflateEmit; every symbol the bytes may need must have a code): no
+ * tokens stored, no counting, no second pass over them.
+ */
+export function deflateFused(data: usize, length: i32, table: usize, near: u32, pixel: u32, state: usize): void {
+  let out = <usize>load<u32>(state);
+  let pending: u32 = load<u32>(state + 4);
+  let bits: u64 = load<u64>(state + 8);
+  const end = data + <usize>length;
+  let at = data;
+  // Each write adds one piece of the block: up to three literals' codes (45 bits at most), one
+  // literal's, or a match's length code, extra bits and distance code (21 at most); beside fewer
+  // than 8 pending bits, a piece always fits in the 64 bits stored at once. The write is spelled
+  // out at each place: AssemblyScript inlines no function that updates three variables, and one
+  // loop over pieces of every kind measured slower.
+  while (at < end) {
+    if (end - at >= 33 && at - data >= 4) {
+      const literals = literalsAhead(at);
+      const stop = at + literals;
+      while (at < stop) {
+        const c0 = load<u32>(table + (<usize>load<u8>(at) << 2));
+        let packed = <u64>(c0 & 0xffff);
+        let width = c0 >>> 16;
+        if (stop - at >= 2) {
+          const c1 = load<u32>(table + (<usize>load<u8>(at + 1) << 2));
+          packed |= <u64>(c1 & 0xffff) << width;
+          width += c1 >>> 16;
+          if (stop - at >= 3) {
+            const c2 = load<u32>(table + (<usize>load<u8>(at + 2) << 2));
+            packed |= <u64>(c2 & 0xffff) << width;
+            width += c2 >>> 16;
+            at += 3;
+          } else at += 2;
+        } else at += 1;
+        bits |= packed << pending;
+        pending += width;
+        store<u64>(out, bits);
+        const bytes = pending >> 3;
+        out += <usize>bytes;
+        bits >>= <u64>(bytes << 3);
+        pending &= 7;
+      }
+      if (literals == 16) continue;
+    }
+    const run = repeats(at, at + 1, end) + 1;
+    const pixelRun = at - data >= 4 ? repeats(at, at - 4, end) : 0;
+    const literal = run < <usize>minMatch && pixelRun < <usize>minMatch;
+    let rest: i32 = 0;
+    let distance: u32 = 0;
+    if (!literal && pixelRun >= run) {
+      rest = <i32>pixelRun;
+      distance = pixel;
+      at += pixelRun;
+    } else {
+      const code = load<u32>(table + (<usize>load<u8>(at) << 2));
+      bits |= <u64>(code & 0xffff) << pending;
+      pending += code >>> 16;
+      store<u64>(out, bits);
+      const bytes = pending >> 3;
+      out += <usize>bytes;
+      bits >>= <u64>(bytes << 3);
+      pending &= 7;
+      if (literal) {
+        at++;
+        continue;
+      }
+      rest = <i32>run - 1;
+      distance = near;
+      at += run;
+    }
+    while (rest > 0) {
+      const piece = nextPiece(rest);
+      rest -= piece;
+      const symbolAndExtra = lengthSymbol(piece);
+      const code = load<u32>(table + (<usize>(symbolAndExtra & 0x1ff) << 2));
+      const extraBits = (symbolAndExtra >>> 9) & 7;
+      bits |= (<u64>(code & 0xffff) | (<u64>(symbolAndExtra >>> 12) << (code >>> 16)) | (<u64>(distance & 0xffff) << ((code >>> 16) + extraBits))) << pending;
+      pending += (code >>> 16) + extraBits + (distance >>> 16);
+      store<u64>(out, bits);
+      const bytes = pending >> 3;
+      out += <usize>bytes;
+      bits >>= <u64>(bytes << 3);
+      pending &= 7;
+    }
+  }
+  const code = load<u32>(table + (<usize>endOfBlock << 2));
+  bits |= <u64>(code & 0xffff) << pending;
+  pending += code >>> 16;
+  store<u64>(out, bits);
+  const bytes = pending >> 3;
+  store<u32>(state, <u32>(out + <usize>bytes));
+  store<u32>(state + 4, pending & 7);
+  store<u64>(state + 8, bits >> <u64>(bytes << 3));
 }
 
 // @ts-ignore: decorator

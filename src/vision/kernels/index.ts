@@ -5,4 +5,4 @@ export { colourFields } from './colour-fields';
 export { settleCells, composeWorkSize, composeRows } from './compose';
 export { stretchRgb } from './stretch';
 export { filterUp, adler32 } from './png';
-export { deflateScan, deflateEmit } from './deflate';
+export { deflateScan, deflateEmit, deflateFused } from './deflate';
