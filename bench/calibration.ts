@@ -7,7 +7,8 @@ import { loadConfig } from '../src/config.ts';
 import { decodeImage } from '../src/vision/decode.ts';
 import { calibrationTensors, withoutNoOpCasts } from '../src/vision/int8-graph.ts';
 import type { ActivationRanges, TensorRange } from '../src/vision/int8-ranges.ts';
-import { modelSize, sessionOptions } from '../src/vision/model-session.ts';
+import { sessionOptions } from '../src/vision/model-session.ts';
+import { modelSize } from '../src/vision/model-sides.ts';
 import { rgbToTensor, toModelInput } from '../src/vision/preprocess.ts';
 
 const { onnx } = onnxProto;

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
-import { sessionOptions } from '../src/vision/model.ts';
+import { sessionOptions } from '../src/vision/model-session.ts';
 import { editGraph } from '../src/vision/model-graph.ts';
 import { readModelWeights } from '../src/vision/model-weights.ts';
 import { segmenterOptions } from '../src/worker/start-worker.ts';

@@ -1,5 +1,6 @@
 // Edits to the shipped ISNet graph, done once before onnxruntime optimises and saves it.
 import onnxProto from 'onnx-proto';
+import { sideStep } from './model-sides.ts';
 
 const { onnx } = onnxProto;
 type NodeProto = onnxProto.onnx.INodeProto;
@@ -16,13 +17,6 @@ export interface GraphEdits {
   /** Accept any square input whose side is a multiple of sideStep, not only 1024 (see anySide). */
   anySide?: boolean;
 }
-
-/**
- * The input sides the graph takes after the anySide edit: ISNet halves its feature maps six times
- * (max pooling, rounding up) and doubles them back, so a side that is not a multiple of 2⁶ would
- * leave a doubled map one pixel off the map it is joined with.
- */
-export const sideStep = 64;
 
 /**
  * The shipped graph as the session should run it.

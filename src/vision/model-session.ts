@@ -4,20 +4,10 @@ import fs from 'node:fs';
 import * as ort from 'onnxruntime-node';
 import { quantiseGraph } from './int8-graph.ts';
 import { rangesFile, readRanges } from './int8-ranges.ts';
-import { editGraph, sideStep } from './model-graph.ts';
+import { editGraph } from './model-graph.ts';
+import { isModelSide, largestSide, sideStep } from './model-sides.ts';
 import { modelWeightsIdentity, readModelWeights } from './model-weights.ts';
 import { loadOptimizedModel } from './optimized-model.ts';
-
-/** The model's input side unless a recipe's pass asks for another: it sees every image stretched to a square. */
-export const modelSize = 1024;
-
-/** The largest input side a pass may ask for: a pass's memory grows with the square of its side. */
-const largestSide = 2048;
-
-/** Whether the session takes a square input of `side` pixels (model-graph.ts, anySide). */
-export function isModelSide(side: number): boolean {
-  return Number.isInteger(side) && side > 0 && side <= largestSide && side % sideStep === 0;
-}
 
 export interface SegmenterOptions {
   /** Intra-op threads for each inference. */

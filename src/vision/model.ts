@@ -1,10 +1,12 @@
 // The segmenter: one onnxruntime session per process, in its own thread, shared by every removal.
 import { markAtomically } from './garbage-collection.ts';
 import type { ThreadReply, ThreadRequest } from './inference-thread.ts';
-import { isModelSide, modelSize, type SegmenterOptions } from './model-session.ts';
+import type { SegmenterOptions } from './model-session.ts';
+import { isModelSide, modelSize } from './model-sides.ts';
 import { startThread } from './start-thread.ts';
 
-export { isModelSide, modelSize, sessionOptions, type SegmenterOptions } from './model-session.ts';
+export { isModelSide, modelSize } from './model-sides.ts';
+export type { SegmenterOptions } from './model-session.ts';
 
 export interface Segmenter {
   /**

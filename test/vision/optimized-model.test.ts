@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import onnxProto from 'onnx-proto';
 import * as ort from 'onnxruntime-node';
 import { loadOptimizedModel, optimizedModelFileName, type ModelSource } from '../../src/vision/optimized-model.ts';
-import { sessionOptions } from '../../src/vision/model.ts';
+import { sessionOptions } from '../../src/vision/model-session.ts';
 
 const { onnx } = onnxProto;
 
