@@ -1,7 +1,7 @@
-// The input sides the model takes. Apart from model-session.ts so that the threads which only make
-// the model's inputs and read its masks (the main thread, the band threads) do not load onnxruntime
-// and the graph tooling: only the inference thread needs them, and on the main thread their code and
-// data (about 4 MB of heap) made every full garbage collection longer.
+// The input sides the model takes. Apart from model-session.ts so that the main thread, which makes
+// the model's inputs and reads its masks, does not load onnxruntime and the graph tooling: only the
+// inference thread needs them, and on the main thread their code and data would sit in the heap that
+// each of its full garbage collections marks.
 
 /** The model's input side unless a recipe's pass asks for another: it sees every image stretched to a square. */
 export const modelSize = 1024;
