@@ -5,7 +5,7 @@ import type { SegmenterOptions } from './model-session.ts';
 import { isModelSide, modelSize } from './model-sides.ts';
 import { startThread } from './start-thread.ts';
 
-export { isModelSide, modelSize } from './model-sides.ts';
+export { modelSize } from './model-sides.ts';
 export type { SegmenterOptions } from './model-session.ts';
 
 export interface Segmenter {
