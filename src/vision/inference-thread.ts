@@ -2,7 +2,7 @@
 // session synchronously on the calling thread, so the session lives here and the event loop that
 // serves HTTP never waits on an inference.
 import { parentPort, workerData } from 'node:worker_threads';
-import { createSession, runSession, type SegmenterOptions } from './model-session.ts';
+import { createSession, runSession, takesBytes, type SegmenterOptions } from './model-session.ts';
 import { rgbToTensor } from './preprocess.ts';
 
 /** The image as interleaved RGB bytes of side² (see Segmenter.predict). */
@@ -14,29 +14,31 @@ const port = parentPort!;
 const post = (reply: ThreadReply, transfer: ArrayBuffer[] = []): void => port.postMessage(reply, transfer);
 
 try {
-  const session = await createSession(workerData as SegmenterOptions);
-  // The model's float tensors (12 MB each at 1024²), filled from the bytes of each run: the bytes
-  // travel a quarter of the size, and the main thread neither converts nor allocates. session.run
-  // returns at once and computes (synchronously) on a later turn, so the next request may be handled
-  // before a run has read its tensor: each run in flight takes a tensor of its own from a pool (one
-  // per input side), which grows to the most runs of that side ever in flight at once (the worker's
-  // concurrency) and is kept for the thread's life.
+  const options = workerData as SegmenterOptions;
+  const session = await createSession(options);
+  // The INT8 graph runs on the bytes as they came. The fp32 graph's float tensors (12 MB each at
+  // 1024²) are filled from the bytes of each run: the bytes travel a quarter of the size, and the
+  // main thread neither converts nor allocates. session.run returns at once and computes
+  // (synchronously) on a later turn, so the next request may be handled before a run has read its
+  // tensor: each run in flight takes a tensor of its own from a pool (one per input side), which
+  // grows to the most runs of that side ever in flight at once (the worker's concurrency) and is
+  // kept for the thread's life.
+  const bytes = takesBytes(options.graph);
   const idle = new Map<number, Float32Array[]>();
   port.on('message', async ({ id, input, side }: ThreadRequest) => {
     const pool = idle.get(side) ?? [];
     idle.set(side, pool);
-    const tensor = pool.pop() ?? new Float32Array(3 * side * side);
+    const tensor = bytes ? null : (pool.pop() ?? new Float32Array(3 * side * side));
     try {
-      rgbToTensor(input, tensor);
       // The output's memory is a plain ArrayBuffer of its own (whole, at offset 0), so it moves to
       // the main thread instead of being copied; a view into something larger is copied first.
-      const output = await runSession(session, tensor, side);
+      const output = await runSession(session, tensor ? rgbToTensor(input, tensor) : input, side);
       const mask = output.byteOffset === 0 && output.byteLength === output.buffer.byteLength ? output : output.slice();
       post({ id, mask, input }, [mask.buffer as ArrayBuffer, input.buffer as ArrayBuffer]);
     } catch (err) {
       post({ id, error: err instanceof Error ? err.message : String(err), input }, [input.buffer as ArrayBuffer]);
     } finally {
-      pool.push(tensor);
+      if (tensor) pool.push(tensor);
     }
   });
   post({ kind: 'ready' });

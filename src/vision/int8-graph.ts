@@ -28,6 +28,16 @@ export interface Int8Options {
    * and `standard` lost mean IoU on the fixtures).
    */
   concatRanges: 'own' | 'shared';
+  /**
+   * `floats` (the default): the graph's input stays the fp32 graph's, normalised planes (N×3×H×W).
+   * `bytes`: it takes the photo's interleaved RGB bytes (uint8, N×H×W×3) as they are. Quantised
+   * over the byte range, (b − 128) / 256 in steps of 1/256 with zero point 128, the input's
+   * QuantizeLinear gives back each byte as it was, so the graph begins at its DequantizeLinear,
+   * behind a Transpose that onnxruntime folds into the NHWC layout of its integer convolutions:
+   * the bytes go into the first QLinearConv unchanged, with no float tensor written, quantised
+   * and transposed back first. The masks are the same to the last bit.
+   */
+  input?: 'floats' | 'bytes';
 }
 
 /** Ops that only move or pick values: their output keeps the input's parameters, so onnxruntime drops the QDQ pair around them. */
@@ -243,7 +253,36 @@ export function quantiseGraph(model: Uint8Array, ranges: ActivationRanges, optio
   graph.node = nodes;
   graph.initializer = [...(graph.initializer ?? []).filter((t) => used.has(t.name!)), ...added];
   graph.valueInfo = [];
+  if (options.input === 'bytes') takeBytes(graph, params, options.activations);
   return onnx.ModelProto.encode(proto).finish();
+}
+
+/** The graph's one input as interleaved bytes in place of its quantiser (Int8Options.input). */
+function takeBytes(graph: GraphProto, params: Map<string, QuantParams>, activations: ActivationType): void {
+  const [input, ...others] = graph.input ?? [];
+  const dims = input?.type?.tensorType?.shape?.dim ?? [];
+  if (!input || others.length > 0 || input.type?.tensorType?.elemType !== FLOAT || dims.length !== 4 || Number(dims[1]?.dimValue) !== 3) {
+    throw new Error('only a graph with one float input of N×3×H×W takes bytes');
+  }
+  const name = input.name!;
+  const exact = params.get(name);
+  if (activations !== 'uint8' || !exact || Math.fround(exact.scale) !== 1 / 256 || exact.zeroPoint !== 128) {
+    throw new Error(`${name} is quantised as its own bytes only as uint8 over the byte range (scale 1/256, zero point 128)`);
+  }
+  const quantiser = `${name}/QuantizeLinear`;
+  if (!(graph.node ?? []).some((node) => node.name === quantiser)) throw new Error(`${name} has no QuantizeLinear to replace`);
+  // The bytes come in under the input's own name; the Transpose gives its quantised name, which the
+  // DequantizeLinear after it reads.
+  const transpose: NodeProto = {
+    opType: 'Transpose',
+    name: `${name}/Transpose`,
+    input: [name],
+    output: [`${name}_quantised`],
+    attribute: [{ name: 'perm', type: onnx.AttributeProto.AttributeType.INTS, ints: [0, 3, 1, 2] }],
+  };
+  graph.node = [transpose, ...graph.node!.filter((node) => node.name !== quantiser)];
+  input.type!.tensorType!.elemType = onnx.TensorProto.DataType.UINT8;
+  input.type!.tensorType!.shape!.dim = [dims[0]!, dims[2]!, dims[3]!, dims[1]!];
 }
 
 /** Per-output-channel DequantizeLinear of an initializer `name` with `name_scale` and `name_zero_point`. */

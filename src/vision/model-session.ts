@@ -57,7 +57,15 @@ const graphEdits = { output: 'output', float32: true, anySide: true } as const;
  * such a CPU (Zen 3) `npm run bench:inference -- --int8` measured ±63 weights worse on the fixtures
  * (mean IoU 0.9178 vs 0.9196, MAE 0.0203 vs 0.0195) than ±127 with whatever saturation it meets.
  */
-const int8 = { activations: 'uint8', range: 'percentile', weightLimit: 127, concatRanges: 'own' } as const;
+const int8 = { activations: 'uint8', range: 'percentile', weightLimit: 127, concatRanges: 'own', input: 'bytes' } as const;
+
+/**
+ * Whether the graph takes the model's input as the RGB bytes themselves (the INT8 graph: Int8Options
+ * `input`) or as normalised float planes (the fp32 graph, rgbToTensor).
+ */
+export function takesBytes(graph: SegmenterOptions['graph'] = 'int8'): boolean {
+  return graph === 'int8';
+}
 
 async function buildGraph(graph: 'int8' | 'fp32'): Promise<Uint8Array> {
   const edited = editGraph(await readModelWeights(), graphEdits);
@@ -80,10 +88,15 @@ export async function createSession(options: SegmenterOptions): Promise<ort.Infe
     : ort.InferenceSession.create(await buildGraph(graph), settings);
 }
 
-export async function runSession(session: ort.InferenceSession, input: Float32Array, side: number): Promise<Float32Array> {
+/**
+ * One run on side² pixels: interleaved RGB bytes for a graph that takes bytes (takesBytes), else
+ * normalised planes (rgbToTensor).
+ */
+export async function runSession(session: ort.InferenceSession, input: Uint8Array | Float32Array, side: number): Promise<Float32Array> {
   if (!isModelSide(side)) throw new Error(`the model takes sides that are multiples of ${sideStep} up to ${largestSide}, not ${side}`);
   if (input.length !== 3 * side * side) throw new Error(`model input must have ${3 * side * side} values, got ${input.length}`);
-  const result = await session.run({ input: new ort.Tensor('float32', input, [1, 3, side, side]) }, ['output']);
+  const tensor = input instanceof Uint8Array ? new ort.Tensor('uint8', input, [1, side, side, 3]) : new ort.Tensor('float32', input, [1, 3, side, side]);
+  const result = await session.run({ input: tensor }, ['output']);
   const mask = result.output?.data;
   if (!(mask instanceof Float32Array) || mask.length !== side * side) throw new Error('model returned no float mask');
   return mask;

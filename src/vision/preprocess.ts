@@ -1,6 +1,7 @@
 // Builds the model's input: the image as interleaved RGB bytes of side² (modelSize² unless a pass
 // asks for another side), either stretched to the square or scaled to fit it with grey padding. The
-// inference thread turns the bytes into the normalised CHW float tensor (rgbToTensor) just before its run.
+// INT8 graph takes those bytes as they are; for the fp32 graph the inference thread turns them into
+// the normalised CHW float tensor (rgbToTensor) just before its run.
 import sharp from 'sharp';
 import { stretchInThread } from './cutout-bands.ts';
 import type { DecodedImage } from './decode.ts';

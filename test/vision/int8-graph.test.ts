@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import onnxProto from 'onnx-proto';
 import * as ort from 'onnxruntime-node';
+import sharp from 'sharp';
 import { calibrationGraph } from '../../bench/calibration.ts';
 import { int8WeightLimit, weightLimitFor } from '../../src/vision/int8-cpu.ts';
 import { quantiseGraph } from '../../src/vision/int8-graph.ts';
@@ -14,6 +15,8 @@ import { quantParams, rangesSchema, readRanges, type ActivationRanges } from '..
 import { quantiseBias, quantiseWeights } from '../../src/vision/int8-weights.ts';
 import { editGraph } from '../../src/vision/model-graph.ts';
 import { readModelWeights } from '../../src/vision/model-weights.ts';
+import { rgbToTensor } from '../../src/vision/preprocess.ts';
+import { fixturePhoto } from '../support/fixtures.ts';
 
 const { onnx } = onnxProto;
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
@@ -201,6 +204,30 @@ describe('quantiseGraph on a tiny graph', async () => {
     assert.ok(worst < 0.03 * spread, `largest difference ${worst} over an output spread of ${spread}`);
   });
 
+  it('takes interleaved bytes in place of normalised planes when its input is calibrated over the byte range, with the same output to the last bit', async () => {
+    const bytes = Uint8Array.from(pseudoRandom(3 * 256, 31), (v) => Math.floor((v + 1) * 128));
+    bytes.set([0, 255], 0);
+    const planes = rgbToTensor(bytes);
+    const byteRanges = await measureRanges(fp32, [planes], dims);
+    const options = { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'own' } as const;
+    const run = async (model: Uint8Array, input: ort.Tensor) => {
+      const session = await ort.InferenceSession.create(model);
+      const out = (await session.run({ input })).output!.data as Float32Array;
+      await session.release();
+      return out;
+    };
+    const fromPlanes = await run(quantiseGraph(fp32, byteRanges, options), new ort.Tensor('float32', planes, dims));
+    const fromBytes = await run(quantiseGraph(fp32, byteRanges, { ...options, input: 'bytes' }), new ort.Tensor('uint8', bytes, [1, 16, 16, 3]));
+    assert.deepEqual(fromBytes, fromPlanes);
+  });
+
+  it('refuses to take bytes where the input was calibrated over another range', () => {
+    assert.throws(
+      () => quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'own', input: 'bytes' }),
+      /quantised as its own bytes only as uint8 over the byte range/,
+    );
+  });
+
   it('refuses to quantise an activation the ranges do not cover', () => {
     const partial = { ...ranges, tensors: { ...ranges.tensors } };
     delete partial.tensors['r1'];
@@ -245,5 +272,22 @@ describe('quantiseGraph on ISNet with the committed ranges', async () => {
     const convs = onnx.ModelProto.decode(fp32).graph!.node!.filter((n) => n.opType === 'Conv').length;
     assert.equal(ops.filter((op) => op === 'QLinearConv').length, convs - 1);
     assert.equal(ops.filter((op) => op === 'Conv').length, 1);
+  });
+
+  it("as the product builds it, feeds a photo's bytes straight into its first integer convolution, and masks them as from normalised planes", async () => {
+    const options = { activations: 'uint8', range: 'percentile', weightLimit: int8WeightLimit(), concatRanges: 'own' } as const;
+    const bytes = new Uint8Array(await sharp(fixturePhoto('am-gt07')).removeAlpha().resize(1024, 1024, { fit: 'fill' }).raw().toBuffer());
+    const sessionOptions = { intraOpNumThreads: 2, enableMemPattern: false };
+    const byteGraph = await optimisedOps(quantiseGraph(fp32, ranges, { ...options, input: 'bytes' }), 'isnet-bytes', sessionOptions);
+    const file = onnx.ModelProto.decode(fs.readFileSync(path.join(scratch, 'isnet-bytes.onnx'))).graph!;
+    const readers = file.node!.filter((n) => n.input!.includes('input')).map((n) => n.opType);
+    assert.deepEqual(readers, ['QLinearConv'], 'nothing converts the bytes before the first convolution');
+    const fromBytes = (await byteGraph.session.run({ input: new ort.Tensor('uint8', bytes, [1, 1024, 1024, 3]) })).output!.data as Float32Array;
+    await byteGraph.session.release();
+    const planeGraph = await ort.InferenceSession.create(quantiseGraph(fp32, ranges, options), { graphOptimizationLevel: 'all', ...sessionOptions });
+    const fromPlanes = (await planeGraph.run({ input: new ort.Tensor('float32', rgbToTensor(bytes), [1, 3, 1024, 1024]) })).output!.data as Float32Array;
+    await planeGraph.release();
+    assert.ok(fromBytes.some((v) => v > 0.5) && fromBytes.some((v) => v < 0.5), 'the photo has subject and background');
+    assert.ok(fromBytes.every((v, i) => v === fromPlanes[i]), 'the same mask to the last bit');
   });
 });
