@@ -2,7 +2,8 @@
 // its quality on the shared fixtures (mean IoU at 0.5 and mean absolute error of the alpha against
 // the ground truth, at the source's size). Each variant runs in this process, one after another,
 // with the product's session settings; `--quick` takes one timed pass instead of three, `--int8`
-// runs only the product graph and the static INT8 rows (bench/int8-variants.ts), and with
+// runs only the product graph and the static INT8 rows (bench/int8-variants.ts) and compares the
+// INT8 graph fed normalised planes with it fed the RGB bytes (bench/input-form.ts), and with
 // `--profile` also prints their time by operator (bench/operator-profile.ts).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,11 +13,13 @@ import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
 import { sessionOptions } from '../src/vision/model-session.ts';
+import { rgbToTensor } from '../src/vision/preprocess.ts';
 import { editGraph } from '../src/vision/model-graph.ts';
 import { readModelWeights } from '../src/vision/model-weights.ts';
 import { segmenterOptions } from '../src/worker/start-worker.ts';
 import { fixturesDir, readManifest } from './images.ts';
 import { int8FixedSizesRow, int8ProductRow, int8SharedConcatRow, int8Variants } from './int8-variants.ts';
+import { inputFormTimes } from './input-form.ts';
 import { interleavedTimes } from './interleaved.ts';
 import { printOperatorProfile } from './operator-profile.ts';
 import type { Variant } from './model-variants.ts';
@@ -61,12 +64,12 @@ function base(): ort.InferenceSession.SessionOptions {
   return sessionOptions(segmenterOptions(loadConfig({})));
 }
 
+async function toBytes(file: string, side: number): Promise<Uint8Array> {
+  return new Uint8Array(await sharp(file).removeAlpha().toColourspace('srgb').resize(side, side, { fit: 'fill', kernel: 'linear' }).raw().toBuffer());
+}
+
 async function toTensor(file: string, side: number): Promise<Float32Array> {
-  const rgb = await sharp(file).removeAlpha().toColourspace('srgb').resize(side, side, { fit: 'fill', kernel: 'linear' }).raw().toBuffer();
-  const plane = side * side;
-  const tensor = new Float32Array(plane * 3);
-  for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) tensor[c * plane + i] = (rgb[i * 3 + c]! - 128) / 256;
-  return tensor;
+  return rgbToTensor(await toBytes(file, side));
 }
 
 async function score(mask: Float32Array, side: number, gtFile: string): Promise<{ iou: number; mae: number }> {
@@ -125,6 +128,11 @@ async function main(): Promise<void> {
     console.log(`Interleaved: ${pair.map((v) => v.name).join(' / ')}, alternating passes on ${inputs.length} fixtures`);
     printTable(['variant', 'passes', 'inference median ms', 'speed-up'], await interleavedTimes(pair, inputs, passes + 1, base()));
     if (process.argv.includes('--profile')) await printOperatorProfile(pair.filter((v) => v.model !== productGraph), inputs, passes + 1, base(), scratch);
+    const photos = await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), 1024)));
+    // The difference is a few milliseconds a pass: many more passes than the rows above.
+    const rounds = 10 * passes;
+    console.log(`\nThe product's INT8 graph fed normalised planes and the RGB bytes, alternating passes on ${photos.length} fixtures (each pair's masks compared: the same)`);
+    printTable(['input', 'passes', 'median ms (conversion and run)', 'speed-up'], await inputFormTimes(await productGraph(), photos, 1024, rounds, base()));
   }
   fs.rmSync(scratch, { recursive: true, force: true });
 }

@@ -60,7 +60,7 @@ async function main(): Promise<void> {
 
   const ms = (side: Side, group: string): number[] => latency.get(side)!.samples.filter((s) => s.group === group).map((s) => s.ms);
   const ratio = (ours: number, peer: number): string => `${fixed(ours / peer, 2)} (${fixed(peer / ours, 1)}× faster)`;
-  console.log('Warm end-to-end latency, ms (encoded bytes in memory → encoded PNG cutout), median / p95; ratio ours/peer of medians');
+  console.log('Warm end-to-end latency, ms (encoded bytes in memory → encoded PNG cutout; each image run once unmeasured first), median / p95; ratio ours/peer of medians');
   printTable(
     ['images', 'n', 'ours standard', 'ours high', 'peer (medium)', 'standard/peer', 'high/peer'],
     groups.map((g) => [

@@ -181,9 +181,18 @@ function measuring(remove: Remove): { measure: (input: Input) => Promise<Sample>
   return { measure, stop: () => observer.disconnect() };
 }
 
-/** Steps (StepsJob) until told it is done; every image runs once unmeasured first, so that each step is warm. */
-async function steps(inputs: Input[], remove: Remove): Promise<void> {
+/**
+ * Each image once, unmeasured: the first run at a larger size than any before it is slower (the
+ * threads' WebAssembly memory and the allocator grow, and code that smaller images never ran, such
+ * as the deflate of large blocks, is compiled), and a latency that is meant warm must not count it.
+ */
+async function warmUp(inputs: Input[], remove: Remove): Promise<void> {
   for (const input of new Map(inputs.map((i) => [i.image.file, i])).values()) await remove(input.data, input.type);
+}
+
+/** Steps (StepsJob) until told it is done, each step warm (warmUp). */
+async function steps(inputs: Input[], remove: Remove): Promise<void> {
+  await warmUp(inputs, remove);
   const { measure, stop } = measuring(remove);
   const send = (reply: StepReply) => process.send?.(reply);
   await new Promise<void>((resolve) => {
@@ -214,6 +223,7 @@ async function run(job: Job): Promise<JobResult> {
   if (job.kind === 'steps') {
     await steps(inputs, remove);
   } else if (job.kind === 'latency') {
+    await warmUp(inputs, remove);
     const { measure, stop } = measuring(remove);
     for (let pass = 0; pass < job.runs; pass++) for (const input of inputs) samples.push(await measure(input));
     stop();

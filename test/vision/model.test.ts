@@ -2,10 +2,11 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import * as ort from 'onnxruntime-node';
-import { modelSize } from '../../src/vision/model.ts';
+import sharp from 'sharp';
+import { modelSize, startSegmenter } from '../../src/vision/model.ts';
 import { loadSegmenter, removeBackground } from '../../src/vision/remove-background.ts';
 import { collectionKinds } from '../support/collections.ts';
-import { fixturePhoto } from '../support/fixtures.ts';
+import { fixturePhoto, iou } from '../support/fixtures.ts';
 import { defaults } from './cutout.ts';
 
 // Installed before any load in this process: the session must be built in the inference thread only.
@@ -62,6 +63,14 @@ describe('loadSegmenter', () => {
     const mask = await segmenter.predict(new Uint8Array(3 * side * side).fill(128), side);
     assert.equal(mask.length, side * side);
     await assert.rejects(segmenter.predict(new Uint8Array(3 * 1000 * 1000), 1000), /cannot take an input side of 1000/);
+  });
+
+  it('runs a session of its own on the fp32 graph (the quality benchmark’s baseline), which takes the bytes normalised in its thread, beside the INT8 one, which takes them as they are', async () => {
+    const photo = new Uint8Array(await sharp(fixturePhoto('am-gt07')).removeAlpha().resize(modelSize, modelSize, { fit: 'fill' }).raw().toBuffer());
+    const [int8, fp32] = await Promise.all([(await loadSegmenter({ threads: 2 })).predict(photo), (await startSegmenter({ threads: 2, graph: 'fp32' })).predict(photo)]);
+    const foreground = (mask: Float32Array) => Uint8Array.from(mask, (v) => (v >= 0.5 ? 255 : 0));
+    assert.ok(iou(foreground(int8), foreground(fp32)) > 0.97, 'the two graphs find the same subject');
+    assert.ok(int8.some((v, i) => v !== fp32[i]), 'the two are different graphs');
   });
 
   it('refuses input bytes of the wrong size', async () => {
