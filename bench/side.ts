@@ -183,8 +183,8 @@ function measuring(remove: Remove): { measure: (input: Input) => Promise<Sample>
 
 /**
  * Each image once, unmeasured: the first run at a larger size than any before it is slower (the
- * threads' WebAssembly memory and the allocator grow, and code that smaller images never ran, such
- * as the deflate of large blocks, is compiled), and a latency that is meant warm must not count it.
+ * threads' WebAssembly memory and the allocator grow, among other first-time costs), and a latency
+ * that is meant warm must not count it.
  */
 async function warmUp(inputs: Input[], remove: Remove): Promise<void> {
   for (const input of new Map(inputs.map((i) => [i.image.file, i])).values()) await remove(input.data, input.type);
