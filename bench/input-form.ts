@@ -4,19 +4,17 @@
 // and the RGB bytes as they are (int8-graph.ts, Int8Options `input`; the run alone). It also checks
 // that both give the same mask.
 import * as ort from 'onnxruntime-node';
-import { quantiseGraph, type Int8Options } from '../src/vision/int8-graph.ts';
+import { quantiseGraph } from '../src/vision/int8-graph.ts';
 import { readRanges } from '../src/vision/int8-ranges.ts';
+import { productInt8 } from '../src/vision/model-session.ts';
 import { rgbToTensor } from '../src/vision/preprocess.ts';
 import { fixed, median } from './stats.ts';
-
-/** The product's options but the input (src/vision/model-session.ts). */
-const product = { activations: 'uint8', range: 'percentile', weightLimit: 127, concatRanges: 'own' } as const satisfies Int8Options;
 
 /** Rows of input form, passes, median ms (conversion and run) and speed-up over the planes, from `rounds` passes over each of `photos` (side² RGB bytes). */
 export async function inputFormTimes(fp32: Uint8Array, photos: Uint8Array[], side: number, rounds: number, options: ort.InferenceSession.SessionOptions): Promise<string[][]> {
   const ranges = readRanges();
-  const planes = await ort.InferenceSession.create(quantiseGraph(fp32, ranges, { ...product, input: 'floats' }), options);
-  const bytes = await ort.InferenceSession.create(quantiseGraph(fp32, ranges, { ...product, input: 'bytes' }), options);
+  const planes = await ort.InferenceSession.create(quantiseGraph(fp32, ranges, { ...productInt8, input: 'floats' }), options);
+  const bytes = await ort.InferenceSession.create(quantiseGraph(fp32, ranges, { ...productInt8, input: 'bytes' }), options);
   const times: [number[], number[]] = [[], []];
   const tensor = new Float32Array(3 * side * side);
   try {
