@@ -66,7 +66,7 @@ export const productInt8 = { activations: 'uint8', range: 'percentile', weightLi
  * `input`) or as normalised float planes (the fp32 graph, rgbToTensor).
  */
 export function takesBytes(graph: SegmenterOptions['graph'] = 'int8'): boolean {
-  return graph === 'int8';
+  return graph === 'int8' && productInt8.input === 'bytes';
 }
 
 async function buildGraph(graph: 'int8' | 'fp32'): Promise<Uint8Array> {
