@@ -7,6 +7,7 @@ import onnxProto from 'onnx-proto';
 import { int8WeightLimit } from '../src/vision/int8-cpu.ts';
 import { quantiseGraph, type Int8Options } from '../src/vision/int8-graph.ts';
 import { readRanges, type ActivationRanges } from '../src/vision/int8-ranges.ts';
+import { productInt8 } from '../src/vision/model-session.ts';
 import { highSecondSide } from '../src/vision/recipe.ts';
 import { calibrate, calibrationPercentile } from './calibration.ts';
 import { fixturesDir, readManifest } from './images.ts';
@@ -26,8 +27,8 @@ export const int8ProductRow = `INT8 QDQ, u8 activations, ${calibrationPercentile
 export const int8FixedSizesRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Resize sizes fixed for 1024`;
 /** The product's graph at the side of high's mirrored view (recipe.ts). */
 export const int8SecondSideRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, at ${highSecondSide}`;
-/** The product's graph with each Concat's inputs and output over one range (int8-graph.ts, concatRanges: not kept). */
-export const int8SharedConcatRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Concats over one shared range`;
+/** The product's graph as it was before each Concat's inputs and output shared one range (int8-graph.ts, concatRanges). */
+export const int8OwnConcatRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Concats over their own ranges`;
 
 /** `fixedSizes`: the fp32 graph before the anySide edit. */
 export function int8Variants(fp32: () => Promise<Uint8Array>, fixedSizes: () => Promise<Uint8Array>): Variant[] {
@@ -38,7 +39,7 @@ export function int8Variants(fp32: () => Promise<Uint8Array>, fixedSizes: () => 
     fixtures,
     model: async () => {
       const graph = await (options.source ?? fp32)();
-      return quantiseGraph(graph, await ranges(), { ...options, weightLimit: options.weightLimit ?? 127, concatRanges: options.concatRanges ?? 'own', keepFloat: options.keepEnds ? firstAndLastConvs(graph) : undefined });
+      return quantiseGraph(graph, await ranges(), { ...options, weightLimit: options.weightLimit ?? 127, concatRanges: options.concatRanges ?? productInt8.concatRanges, keepFloat: options.keepEnds ? firstAndLastConvs(graph) : undefined });
     },
   });
   const manifest = readManifest();
@@ -51,7 +52,7 @@ export function int8Variants(fp32: () => Promise<Uint8Array>, fixedSizes: () => 
     int8(int8ProductRow, { activations: 'uint8', range: 'percentile' }),
     int8(int8FixedSizesRow, { activations: 'uint8', range: 'percentile', source: fixedSizes }),
     int8(int8SecondSideRow, { activations: 'uint8', range: 'percentile', side: highSecondSide }),
-    int8(int8SharedConcatRow, { activations: 'uint8', range: 'percentile', concatRanges: 'shared' }),
+    int8(int8OwnConcatRow, { activations: 'uint8', range: 'percentile', concatRanges: 'own' }),
     int8(`INT8 QDQ, s8 activations, ${percentile}`, { activations: 'int8', range: 'percentile' }),
     int8(`INT8 QDQ, u8, ${percentile}, first and last Conv in fp32`, { activations: 'uint8', range: 'percentile', keepEnds: true }),
     // Where this CPU's multiply would saturate ±127 weights (no VNNI: int8-cpu.ts), the range it multiplies exactly.

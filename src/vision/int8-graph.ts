@@ -21,11 +21,9 @@ export interface Int8Options {
   /** The weights' range, ±127 or ±63 (int8-cpu.ts: the CPU that runs the graph decides). */
   weightLimit: WeightLimit;
   /**
-   * `own` (the product): each tensor over its own range. `shared`: every Concat's inputs and output
+   * `own`: each tensor over its own range. `shared` (the product): every Concat's inputs and output
    * over one range, the union of their calibrated ones, so that onnxruntime's QLinearConcat copies
-   * bytes instead of requantising each input through a lookup table; measured and not kept
-   * (`npm run bench:inference -- --int8`, README: the time it saves is within the noise of a pass,
-   * and `standard` lost mean IoU on the fixtures).
+   * bytes instead of requantising each input through a lookup table.
    */
   concatRanges: 'own' | 'shared';
   /**

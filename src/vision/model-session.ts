@@ -58,8 +58,11 @@ const graphEdits = { output: 'output', float32: true, anySide: true } as const;
  * (mean IoU 0.9178 vs 0.9196, MAE 0.0203 vs 0.0195) than ±127 with whatever saturation it meets.
  * The RGB bytes as the input: the same masks, and a pass with its input's conversion 1.027× faster
  * than from normalised planes (`npm run bench:inference -- --int8` on Zen 5, passes alternating).
+ * Each Concat's tensors over one shared range, so that its QLinearConcat copies bytes: passes about
+ * 5% shorter on Zen 4 (bench:inference's Concat table), with `standard` a little better and `high`
+ * within the noise on `npm run bench:quality` (README, Cheaper inference).
  */
-export const productInt8 = { activations: 'uint8', range: 'percentile', weightLimit: 127, concatRanges: 'own', input: 'bytes' } as const satisfies Int8Options;
+export const productInt8 = { activations: 'uint8', range: 'percentile', weightLimit: 127, concatRanges: 'shared', input: 'bytes' } as const satisfies Int8Options;
 
 /**
  * Whether the graph takes the model's input as the RGB bytes themselves (the INT8 graph: Int8Options

@@ -14,6 +14,7 @@ import { quantiseGraph } from '../../src/vision/int8-graph.ts';
 import { quantParams, rangesSchema, readRanges, type ActivationRanges } from '../../src/vision/int8-ranges.ts';
 import { quantiseBias, quantiseWeights } from '../../src/vision/int8-weights.ts';
 import { editGraph } from '../../src/vision/model-graph.ts';
+import { productInt8 } from '../../src/vision/model-session.ts';
 import { readModelWeights } from '../../src/vision/model-weights.ts';
 import { rgbToTensor } from '../../src/vision/preprocess.ts';
 import { fixturePhoto } from '../support/fixtures.ts';
@@ -139,6 +140,22 @@ async function differenceFromFp32(fp32: Uint8Array, quantised: Uint8Array, input
 }
 
 /** The op types of the graph onnxruntime runs for `model` after its optimisations. */
+/** QLinearConcats of an optimised graph with an input not quantised as the output (onnxruntime requantises those through a lookup table). */
+function requantisingConcats(file: string): number {
+  const graph = onnx.ModelProto.decode(fs.readFileSync(file)).graph!;
+  const init = new Map(graph.initializer!.map((t) => [t.name!, t]));
+  const value = (name: string) => {
+    const t = init.get(name);
+    if (!t) throw new Error(`${name} is not a constant`);
+    return JSON.stringify([Array.from(t.rawData ?? []), t.floatData, t.int32Data]);
+  };
+  return graph.node!.filter((n) => n.opType === 'QLinearConcat').filter((n) => {
+    const [scale, zeroPoint, ...inputs] = n.input!;
+    const output = value(scale!) + value(zeroPoint!);
+    return inputs.some((_, i) => i % 3 === 0 && value(inputs[i + 1]!) + value(inputs[i + 2]!) !== output);
+  }).length;
+}
+
 async function optimisedOps(model: Uint8Array, name: string, options: ort.InferenceSession.SessionOptions = {}): Promise<{ session: ort.InferenceSession; ops: string[] }> {
   const file = path.join(scratch, `${name}.onnx`);
   const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all', optimizedModelFilePath: file, logSeverityLevel: 3, ...options });
@@ -274,8 +291,22 @@ describe('quantiseGraph on ISNet with the committed ranges', async () => {
     assert.equal(ops.filter((op) => op === 'Conv').length, 1);
   });
 
+  it('as the product builds it, joins bytes quantised alike in every Concat, which over their own ranges most Concats would requantise', async () => {
+    const sessionOptions = { intraOpNumThreads: 2, enableMemPattern: false };
+    const requantising = async (concatRanges: 'own' | 'shared') => {
+      const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { ...productInt8, weightLimit: int8WeightLimit(), concatRanges }), `isnet-concat-${concatRanges}`, sessionOptions);
+      await session.release();
+      return { concats: ops.filter((op) => op === 'QLinearConcat').length, requantising: requantisingConcats(path.join(scratch, `isnet-concat-${concatRanges}.onnx`)) };
+    };
+    const product = await requantising(productInt8.concatRanges);
+    const own = await requantising('own');
+    assert.ok(product.concats > 0 && product.concats === own.concats, `QLinearConcats: ${product.concats} and ${own.concats}`);
+    assert.equal(product.requantising, 0);
+    assert.ok(own.requantising > own.concats / 2, `${own.requantising} of ${own.concats} requantise over their own ranges`);
+  });
+
   it("as the product builds it, feeds a photo's bytes straight into its first integer convolution, and masks them as from normalised planes", async () => {
-    const options = { activations: 'uint8', range: 'percentile', weightLimit: int8WeightLimit(), concatRanges: 'own' } as const;
+    const options = { ...productInt8, weightLimit: int8WeightLimit(), input: 'floats' } as const;
     const bytes = new Uint8Array(await sharp(fixturePhoto('am-gt07')).removeAlpha().resize(1024, 1024, { fit: 'fill' }).raw().toBuffer());
     const sessionOptions = { intraOpNumThreads: 2, enableMemPattern: false };
     const byteGraph = await optimisedOps(quantiseGraph(fp32, ranges, { ...options, input: 'bytes' }), 'isnet-bytes', sessionOptions);
