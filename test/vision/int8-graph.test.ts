@@ -139,7 +139,6 @@ async function differenceFromFp32(fp32: Uint8Array, quantised: Uint8Array, input
   return { worst, spread: Math.max(...expected) - Math.min(...expected) };
 }
 
-/** The op types of the graph onnxruntime runs for `model` after its optimisations. */
 /** QLinearConcats of an optimised graph with an input not quantised as the output (onnxruntime requantises those through a lookup table). */
 function requantisingConcats(file: string): number {
   const graph = onnx.ModelProto.decode(fs.readFileSync(file)).graph!;
@@ -156,6 +155,7 @@ function requantisingConcats(file: string): number {
   }).length;
 }
 
+/** The op types of the graph onnxruntime runs for `model` after its optimisations. */
 async function optimisedOps(model: Uint8Array, name: string, options: ort.InferenceSession.SessionOptions = {}): Promise<{ session: ort.InferenceSession; ops: string[] }> {
   const file = path.join(scratch, `${name}.onnx`);
   const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all', optimizedModelFilePath: file, logSeverityLevel: 3, ...options });
