@@ -4,7 +4,7 @@
 // with the product's session settings; `--quick` takes one timed pass instead of three, `--int8`
 // runs only the product graph and the static INT8 rows (bench/int8-variants.ts) and compares the
 // INT8 graph fed normalised planes with it fed the RGB bytes (bench/input-form.ts) and with its
-// Concats over their own ranges and one shared range (bench/concat-ranges.ts), and with `--profile`
+// Concats over their own ranges and one shared range (bench/interleaved.ts), and with `--profile`
 // also prints their time by operator (bench/operator-profile.ts).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +13,9 @@ import { createRequire } from 'node:module';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
-import { sessionOptions } from '../src/vision/model-session.ts';
+import { quantiseGraph } from '../src/vision/int8-graph.ts';
+import { readRanges } from '../src/vision/int8-ranges.ts';
+import { productInt8, sessionOptions } from '../src/vision/model-session.ts';
 import { rgbToTensor } from '../src/vision/preprocess.ts';
 import { highSecondSide } from '../src/vision/recipe.ts';
 import { editGraph } from '../src/vision/model-graph.ts';
@@ -21,7 +23,6 @@ import { readModelWeights } from '../src/vision/model-weights.ts';
 import { segmenterOptions } from '../src/worker/start-worker.ts';
 import { fixturesDir, readManifest } from './images.ts';
 import { int8FixedSizesRow, int8ProductRow, int8OwnConcatRow, int8Variants } from './int8-variants.ts';
-import { concatRangeTimes } from './concat-ranges.ts';
 import { inputFormTimes } from './input-form.ts';
 import { interleavedTimes } from './interleaved.ts';
 import { printOperatorProfile } from './operator-profile.ts';
@@ -129,16 +130,21 @@ async function main(): Promise<void> {
     const pair = variants.filter((v) => v.model === productGraph || v.name === int8ProductRow || v.name === int8FixedSizesRow || v.name === int8OwnConcatRow).filter((v) => !v.fixtures);
     const inputs = await Promise.all(fixtures.slice(0, 4).map((f) => toTensor(path.join(fixturesDir, f.image), 1024)));
     console.log(`Interleaved: ${pair.map((v) => v.name).join(' / ')}, alternating passes on ${inputs.length} fixtures`);
-    printTable(['variant', 'passes', 'inference median ms', 'speed-up'], await interleavedTimes(pair, inputs, passes + 1, base()));
+    printTable(['variant', 'passes', 'inference median ms', 'speed-up', 'faster than the first'], await interleavedTimes(pair, inputs, passes + 1, base()));
     if (process.argv.includes('--profile')) await printOperatorProfile(pair.filter((v) => v.model !== productGraph), inputs, passes + 1, base(), scratch);
     const photos = await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), 1024)));
     // The difference is a few milliseconds a pass: many more passes than the rows above.
     const rounds = 10 * passes;
     console.log(`\nThe product's INT8 graph fed normalised planes and the RGB bytes, alternating passes on ${photos.length} fixtures (each pair's masks compared: the same)`);
     printTable(['input', 'passes', 'median ms (conversion and run)', 'speed-up'], await inputFormTimes(await productGraph(), photos, 1024, rounds, base()));
-    const sides = new Map(await Promise.all([1024, highSecondSide].map(async (side) => [side, await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), side)))] as const)));
-    console.log(`The product's INT8 graph with each Concat's tensors over their own ranges and over one shared range (product), alternating passes on ${photos.length} fixtures`);
-    printTable(['side', 'passes', 'own ranges ms', 'shared ms', 'speed-up', 'shared faster'], await concatRangeTimes(await productGraph(), sides, rounds, base()));
+    console.log(`The product's INT8 graph with each Concat's tensors over their own ranges and over one shared range (product), at both sides the product runs, alternating passes on ${photos.length} fixtures`);
+    const concatRows: string[][] = [];
+    for (const side of [1024, highSecondSide]) {
+      const bytes = await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), side)));
+      const forms = (['own', 'shared'] as const).map((concatRanges) => ({ name: `${side}², Concats over ${concatRanges === 'own' ? 'their own ranges' : 'one shared range (product)'}`, side, model: async () => quantiseGraph(await productGraph(), readRanges(), { ...productInt8, concatRanges }) }));
+      concatRows.push(...(await interleavedTimes(forms, bytes, rounds, base())));
+    }
+    printTable(['graph', 'passes', 'inference median ms', 'speed-up', 'faster than the first'], concatRows);
   }
   fs.rmSync(scratch, { recursive: true, force: true });
 }

@@ -25,10 +25,9 @@ try {
   // kept for the thread's life.
   const bytes = takesBytes(options.graph);
   const idle = new Map<number, Float32Array[]>();
+  const pool = (side: number): Float32Array[] => idle.get(side) ?? idle.set(side, []).get(side)!;
   port.on('message', async ({ id, input, side }: ThreadRequest) => {
-    const pool = idle.get(side) ?? [];
-    idle.set(side, pool);
-    const tensor = bytes ? null : (pool.pop() ?? new Float32Array(3 * side * side));
+    const tensor = bytes ? null : (pool(side).pop() ?? new Float32Array(3 * side * side));
     try {
       // The output's memory is a plain ArrayBuffer of its own (whole, at offset 0), so it moves to
       // the main thread instead of being copied; a view into something larger is copied first.
@@ -38,7 +37,7 @@ try {
     } catch (err) {
       post({ id, error: err instanceof Error ? err.message : String(err), input }, [input.buffer as ArrayBuffer]);
     } finally {
-      if (tensor) pool.push(tensor);
+      if (tensor) pool(side).push(tensor);
     }
   });
   post({ kind: 'ready' });

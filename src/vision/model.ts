@@ -12,8 +12,8 @@ export interface Segmenter {
   /**
    * Foreground probability in [0, 1] for each pixel of a side² image (modelSize² unless a pass asks
    * for another side, see isModelSide), row-major, from the image as interleaved RGB bytes
-   * (3 × side²). Runs in the inference thread, off the event loop, which also normalises the bytes
-   * into the model's tensor.
+   * (3 × side²). Runs in the inference thread, off the event loop, which hands the bytes to the INT8
+   * graph as they are and normalises them into float planes only for the fp32 graph.
    */
   predict(rgb: Uint8Array, side?: number): Promise<Float32Array>;
 }
