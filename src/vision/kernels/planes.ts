@@ -9,11 +9,16 @@
 /**
  * Mean over the (2r+1)² window around each pixel, the window clipped at the borders, written over
  * the plane at `plane`. `scratch` takes the row sums (one plane), `column` the running column sums and
- * `inverseCols` the reciprocal window widths (each `width` f64). Sums are kept in f64.
+ * `inverseCols` the reciprocal window widths (each `width` f64). Running sums are kept in f64; a
+ * small radius's windows are summed directly in f32 (boxMeanDirect).
  */
 export function boxMean(plane: usize, scratch: usize, column: usize, inverseCols: usize, width: i32, height: i32, radius: i32): void {
   // A radius beyond the plane's size means the whole plane; clamping it keeps the index arithmetic small.
   const r = min(radius, max(width, height));
+  if (r <= directRadius) {
+    boxMeanDirect(plane, scratch, inverseCols, width, height, r);
+    return;
+  }
   const w = <usize>width;
   const rowBytes = w << 2;
   // Four rows at a time: each row's running sum is a chain of dependent f64 additions, and four
@@ -42,6 +47,103 @@ export function boxMean(plane: usize, scratch: usize, column: usize, inverseCols
       }
     }
   }
+}
+
+/**
+ * Radii up to this are summed directly, four columns at a time: 2r + 1 additions per value, in f32,
+ * where the running sums take one addition and one subtraction per value but in dependent f64 chains.
+ */
+const directRadius = 8;
+
+/**
+ * boxMean for a small radius: each window's values added in turn, left to right and top to bottom
+ * (the border windows clipped), four columns at a time in f32 lanes. A window's sum depends only on
+ * the values in it, so a band of rows gets the values a solve of the whole plane gives.
+ */
+function boxMeanDirect(plane: usize, scratch: usize, inverseCols: usize, width: i32, height: i32, r: i32): void {
+  const rowBytes = <usize>width << 2;
+  for (let y = 0; y < height; y++) {
+    const row = plane + <usize>y * rowBytes, out = scratch + <usize>y * rowBytes;
+    let x = 0;
+    for (; x < min(r, width); x++) store<f32>(out + (<usize>x << 2), windowSum(row, max(0, x - r), min(width - 1, x + r)));
+    // Sixteen columns at a time where they fit: four independent chains of additions.
+    for (; x + 15 + r < width; x += 16) {
+      let at = row + (<usize>(x - r) << 2);
+      let s0 = v128.load(at), s1 = v128.load(at, 16), s2 = v128.load(at, 32), s3 = v128.load(at, 48);
+      for (let d = 0; d < 2 * r; d++) {
+        at += 4;
+        s0 = f32x4.add(s0, v128.load(at));
+        s1 = f32x4.add(s1, v128.load(at, 16));
+        s2 = f32x4.add(s2, v128.load(at, 32));
+        s3 = f32x4.add(s3, v128.load(at, 48));
+      }
+      const o = out + (<usize>x << 2);
+      v128.store(o, s0);
+      v128.store(o, s1, 16);
+      v128.store(o, s2, 32);
+      v128.store(o, s3, 48);
+    }
+    for (; x + 3 + r < width; x += 4) {
+      let at = row + (<usize>(x - r) << 2);
+      let sum = v128.load(at);
+      for (let d = 0; d < 2 * r; d++) {
+        at += 4;
+        sum = f32x4.add(sum, v128.load(at));
+      }
+      v128.store(out + (<usize>x << 2), sum);
+    }
+    for (; x < width; x++) store<f32>(out + (<usize>x << 2), windowSum(row, max(0, x - r), min(width - 1, x + r)));
+  }
+  for (let x = 0; x < width; x++) store<f32>(inverseCols + (<usize>x << 2), <f32>(1.0 / <f64>(min(width, x + r + 1) - max(0, x - r))));
+  for (let y = 0; y < height; y++) {
+    const first = max(0, y - r), last = min(height - 1, y + r);
+    const scale = <f32>(1.0 / <f64>(last - first + 1));
+    const top = scratch + <usize>first * rowBytes;
+    const out = plane + <usize>y * rowBytes;
+    const s = f32x4.splat(scale);
+    let x = 0;
+    for (; x + 16 <= width; x += 16) {
+      let at = top + (<usize>x << 2);
+      let s0 = v128.load(at), s1 = v128.load(at, 16), s2 = v128.load(at, 32), s3 = v128.load(at, 48);
+      for (let j = first; j < last; j++) {
+        at += rowBytes;
+        s0 = f32x4.add(s0, v128.load(at));
+        s1 = f32x4.add(s1, v128.load(at, 16));
+        s2 = f32x4.add(s2, v128.load(at, 32));
+        s3 = f32x4.add(s3, v128.load(at, 48));
+      }
+      const o = out + (<usize>x << 2), inverse = inverseCols + (<usize>x << 2);
+      v128.store(o, f32x4.mul(f32x4.mul(s0, v128.load(inverse)), s));
+      v128.store(o, f32x4.mul(f32x4.mul(s1, v128.load(inverse, 16)), s), 16);
+      v128.store(o, f32x4.mul(f32x4.mul(s2, v128.load(inverse, 32)), s), 32);
+      v128.store(o, f32x4.mul(f32x4.mul(s3, v128.load(inverse, 48)), s), 48);
+    }
+    for (; x + 4 <= width; x += 4) {
+      let at = top + (<usize>x << 2);
+      let sum = v128.load(at);
+      for (let j = first; j < last; j++) {
+        at += rowBytes;
+        sum = f32x4.add(sum, v128.load(at));
+      }
+      v128.store(out + (<usize>x << 2), f32x4.mul(f32x4.mul(sum, v128.load(inverseCols + (<usize>x << 2))), s));
+    }
+    for (; x < width; x++) {
+      let at = top + (<usize>x << 2);
+      let sum = load<f32>(at);
+      for (let j = first; j < last; j++) {
+        at += rowBytes;
+        sum += load<f32>(at);
+      }
+      store<f32>(out + (<usize>x << 2), sum * load<f32>(inverseCols + (<usize>x << 2)) * scale);
+    }
+  }
+}
+
+/** The values of a row from index `from` to `to`, both included, added in turn in f32. */
+function windowSum(row: usize, from: i32, to: i32): f32 {
+  let sum: f32 = 0;
+  for (let i = from; i <= to; i++) sum += load<f32>(row + (<usize>i << 2));
+  return sum;
 }
 
 // A row's horizontal window sums, written to `sums`: at x the window is [x - r, x + r] ∩ [0, width),
