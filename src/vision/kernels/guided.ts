@@ -68,9 +68,9 @@ function workingAlpha(base: usize, size: usize, n: i32, curve: usize, curveLast:
 /**
  * Four neighbouring pixels, one in each f32 lane: the guide's covariance in the window plus ε·I,
  * solved against its covariance with the mask (symmetric 3×3 inverse by cofactors). Reads the 13
- * means at `at`, writes a_r, a_g, a_b, b there in planes 0–3. In f32, twice the lanes of f64: ε
- * keeps the matrix's eigenvalues between ε and about 3 + ε, well within what f32's precision
- * solves (`npm run bench:quality` printed the f64 solve's means to the fourth digit).
+ * means at `at`, writes a_r, a_g, a_b, b there in planes 0–3. In f32, twice the lanes of f64: the
+ * matrix's eigenvalues lie between ε and 0.75 + ε (each channel's variance is at most ¼), well within
+ * what f32's precision solves (`npm run bench:quality` printed the f64 solve's means to the fourth digit).
  */
 // @ts-ignore: decorator
 @inline

@@ -50,15 +50,17 @@ export function boxMean(plane: usize, scratch: usize, column: usize, inverseCols
 }
 
 /**
- * Radii up to this are summed directly, four columns at a time: 2r + 1 additions per value, in f32,
+ * Radii up to this are summed directly: 2r + 1 additions per value, sixteen columns at a time in f32,
  * where the running sums take one addition and one subtraction per value but in dependent f64 chains.
  */
 const directRadius = 8;
 
 /**
  * boxMean for a small radius: each window's values added in turn, left to right and top to bottom
- * (the border windows clipped), four columns at a time in f32 lanes. A window's sum depends only on
- * the values in it, so a band of rows gets the values a solve of the whole plane gives.
+ * (the border windows clipped), sixteen columns at a time in four chains of f32 lanes; the columns
+ * left over (at most 15 + r a row) one at a time by the same additions in the same order. A window's
+ * sum depends only on the values in it, so a band of rows gets the values a solve of the whole plane
+ * gives. `inverseCols` holds the reciprocal window widths as f32 here.
  */
 function boxMeanDirect(plane: usize, scratch: usize, inverseCols: usize, width: i32, height: i32, r: i32): void {
   const rowBytes = <usize>width << 2;
@@ -66,7 +68,6 @@ function boxMeanDirect(plane: usize, scratch: usize, inverseCols: usize, width: 
     const row = plane + <usize>y * rowBytes, out = scratch + <usize>y * rowBytes;
     let x = 0;
     for (; x < min(r, width); x++) store<f32>(out + (<usize>x << 2), windowSum(row, max(0, x - r), min(width - 1, x + r)));
-    // Sixteen columns at a time where they fit: four independent chains of additions.
     for (; x + 15 + r < width; x += 16) {
       let at = row + (<usize>(x - r) << 2);
       let s0 = v128.load(at), s1 = v128.load(at, 16), s2 = v128.load(at, 32), s3 = v128.load(at, 48);
@@ -82,15 +83,6 @@ function boxMeanDirect(plane: usize, scratch: usize, inverseCols: usize, width: 
       v128.store(o, s1, 16);
       v128.store(o, s2, 32);
       v128.store(o, s3, 48);
-    }
-    for (; x + 3 + r < width; x += 4) {
-      let at = row + (<usize>(x - r) << 2);
-      let sum = v128.load(at);
-      for (let d = 0; d < 2 * r; d++) {
-        at += 4;
-        sum = f32x4.add(sum, v128.load(at));
-      }
-      v128.store(out + (<usize>x << 2), sum);
     }
     for (; x < width; x++) store<f32>(out + (<usize>x << 2), windowSum(row, max(0, x - r), min(width - 1, x + r)));
   }
@@ -117,15 +109,6 @@ function boxMeanDirect(plane: usize, scratch: usize, inverseCols: usize, width: 
       v128.store(o, f32x4.mul(f32x4.mul(s1, v128.load(inverse, 16)), s), 16);
       v128.store(o, f32x4.mul(f32x4.mul(s2, v128.load(inverse, 32)), s), 32);
       v128.store(o, f32x4.mul(f32x4.mul(s3, v128.load(inverse, 48)), s), 48);
-    }
-    for (; x + 4 <= width; x += 4) {
-      let at = top + (<usize>x << 2);
-      let sum = v128.load(at);
-      for (let j = first; j < last; j++) {
-        at += rowBytes;
-        sum = f32x4.add(sum, v128.load(at));
-      }
-      v128.store(out + (<usize>x << 2), f32x4.mul(f32x4.mul(sum, v128.load(inverseCols + (<usize>x << 2))), s));
     }
     for (; x < width; x++) {
       let at = top + (<usize>x << 2);
