@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import autocannon from 'autocannon';
+import { describeHost, measureHost } from './host.ts';
 import { benchImages } from './images.ts';
 import { ServerUnderTest, startImageServer, untilDeadline } from './service.ts';
 import { fixed, printTable } from './stats.ts';
@@ -57,7 +58,8 @@ async function main(): Promise<void> {
   const photo = (await benchImages()).find((i) => i.group === '2 MP')!;
   const images = await startImageServer([fs.readFileSync(photo.file)]);
   console.log(`cutout bench:api${quick ? ' --quick' : ''}: ${os.cpus().length} cores, node ${process.version}; autocannon, ${connections} connections, ` +
-    `${seconds} s or ${maxRequests} requests per run; SQLite; server and load generator share the machine\n`);
+    `${seconds} s or ${maxRequests} requests per run; SQLite; server and load generator share the machine`);
+  console.log(`${describeHost(await measureHost())}\n`);
   try {
     const results = [];
     for (const [name, url] of [['idle', `${images.origin}/hold`], ['busy', `${images.origin}/photo/0`]] as const) {

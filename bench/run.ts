@@ -4,6 +4,7 @@
 import { fork } from 'node:child_process';
 import os from 'node:os';
 import { allocatorEnv, withAllocatorEnv } from '../src/allocator-env.ts';
+import { describeHost, measureHost } from './host.ts';
 import { benchImages, type BenchImage } from './images.ts';
 import type { Job, JobResult, PngSample, Sample, Side } from './side.ts';
 import { fixed, median, p95, printTable } from './stats.ts';
@@ -46,7 +47,8 @@ async function main(): Promise<void> {
   const groups = [...new Set(images.map((i) => i.group))];
   const sides: Side[] = ['ours-standard', 'ours-high', 'peer'];
   console.log(`cutout bench${quick ? ' --quick' : ''}: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; ` +
-    `${images.filter((i) => i.group === 'fixtures').length} fixtures × ${fixturePasses} + ${bigRuns} runs of each upscaled photo per side\n`);
+    `${images.filter((i) => i.group === 'fixtures').length} fixtures × ${fixturePasses} + ${bigRuns} runs of each upscaled photo per side`);
+  console.log(`${describeHost(await measureHost())}\n`);
 
   // The first start on a data folder saves the optimised graph; cold start is measured on later ones.
   await runChild({ kind: 'latency', side: 'ours-standard', images: images.slice(0, 1), runs: 0 });
