@@ -1,9 +1,10 @@
-// `npm run bench:host`, and the first lines of `npm run bench` and `npm run bench:api`: what this
-// machine charges for the things the pipeline and the API do besides arithmetic. Machines of the same
-// CPU model have differed by several times in these (the README's sections by machine), and with
-// them the work around inference and the API's throughput, while the model's passes changed less:
-// a pass keeps both cores busy in one process, where the work around it hands over between threads,
-// calls the kernel and touches memory afresh.
+// `npm run bench:host`, and the second line of `npm run bench` and `npm run bench:api`: what this
+// machine charges for the things the pipeline and the API do besides arithmetic. Two guests of one
+// CPU model have differed by up to twice in the work around inference and about four times in the
+// API's polls per second (the README's sections by machine) while the model's passes differed less:
+// a pass keeps both cores busy inside one library, where the work around it hands over between
+// threads, calls the kernel and writes to new memory, and the API is system calls and wake-ups
+// between processes.
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { fixed, median } from './stats.ts';
