@@ -8,6 +8,7 @@
 // Marked in one pause instead, a task takes fewer collections and less time in them (`npm run
 // bench` prints both, README, Performance); the heap of objects is small, so a pause stays short.
 import v8 from 'node:v8';
+import vm from 'node:vm';
 
 const markingFlag = '--no-incremental-marking';
 
@@ -15,12 +16,23 @@ let applied = false;
 
 /**
  * Turns off incremental marking for the whole process (V8's flags are per process, so threads too),
- * unless Node was started with --incremental-marking (`npm run bench` compares the two that way).
- * Called before the model loads, so that it holds before the first task; calling it again does nothing.
+ * unless Node was started with --incremental-marking (`npm run bench` compares the two that way) or
+ * already without it (`npm start`, `npm test`). Called before the model loads, so that it holds
+ * before the first task; calling it again does nothing.
  */
 export function markAtomically(): void {
   if (applied) return;
   applied = true;
-  if (process.execArgv.includes('--incremental-marking')) return;
+  if (process.execArgv.includes('--incremental-marking') || process.execArgv.includes(markingFlag)) return;
+  // Changing the flag while V8's concurrent markers are at work on this heap crashed a CI run
+  // (unreachable code in ConcurrentMarking::RunMajor, in a test process as its model loaded): a full
+  // collection first finishes any marking under way, and nothing runs between it and the change.
+  collectNow();
   v8.setFlagsFromString(markingFlag);
+}
+
+/** A full collection, through the `gc` that --expose-gc gives a context made after it is set. */
+function collectNow(): void {
+  v8.setFlagsFromString('--expose-gc');
+  (vm.runInNewContext('gc') as () => void)();
 }

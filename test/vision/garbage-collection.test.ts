@@ -1,5 +1,6 @@
 // The pipeline's process marks its garbage in one pause (src/vision/garbage-collection.ts) unless
-// Node was started with --incremental-marking. V8's flags hold for a whole process, so each case
+// Node was started with --incremental-marking, whether Node was started without it or the process
+// turns it off as its model loads. V8's flags hold for a whole process, so each case
 // runs in a process of its own.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -18,6 +19,12 @@ async function kindsIn(nodeFlags: string[]): Promise<CollectionKinds> {
 describe('markAtomically', () => {
   it('leaves the process collecting large buffers in whole pauses, with no incremental marking', async () => {
     const { major, incremental, kinds } = await kindsIn([]);
+    assert.ok(major, `collections of the whole heap happened (kinds ${kinds.join(', ')})`);
+    assert.ok(!incremental, `no incremental marking (kinds ${kinds.join(', ')})`);
+  });
+
+  it('leaves a process that Node started with --no-incremental-marking (npm start, npm test) marking in whole pauses', async () => {
+    const { major, incremental, kinds } = await kindsIn(['--no-incremental-marking']);
     assert.ok(major, `collections of the whole heap happened (kinds ${kinds.join(', ')})`);
     assert.ok(!incremental, `no incremental marking (kinds ${kinds.join(', ')})`);
   });
