@@ -26,6 +26,8 @@ export async function removeCommand(config: Config, argv: string[]): Promise<voi
   );
   if (positionals.length === 0) throw new CliError('usage: cutout remove FILE... --out-dir DIR [--subject S] [--precision P] [--format png|webp]', 2);
   const outDir = path.resolve(values['out-dir']);
+  const targets = positionals.map((file) => path.join(outDir, `${path.parse(file).name}.${values.format}`));
+  refuseSharedTargets(positionals, targets);
   await fsp.mkdir(outDir, { recursive: true });
   const segmenter = await loadSegmenter(segmenterOptions(config));
   let failures = 0;
@@ -35,7 +37,7 @@ export async function removeCommand(config: Config, argv: string[]): Promise<voi
     try {
       const input = await fsp.readFile(file);
       const cutout = await removeBackground(segmenter, input, { subject: values.subject, precision: values.precision, format: values.format, maxPixels: config.maxPixels });
-      const target = path.join(outDir, `${path.parse(file).name}.${cutout.format}`);
+      const target = targets[index]!;
       await fsp.writeFile(target, cutout.data);
       process.stderr.write(`${prefix} → ${target} ${cutout.width}×${cutout.height} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
     } catch (err) {
@@ -45,4 +47,22 @@ export async function removeCommand(config: Config, argv: string[]): Promise<voi
     }
   }
   if (failures > 0) throw new CliError(`${failures} of ${positionals.length} files failed`);
+}
+
+/**
+ * Two inputs with one base name (photo.jpg and photo.png, or a/x.png and b/x.png) would write one
+ * cutout over the other: refused before any work. Compared without case, since on a case-insensitive
+ * file system (macOS, Windows) Photo.png and photo.png are one file.
+ */
+function refuseSharedTargets(files: string[], targets: string[]): void {
+  const byTarget = new Map<string, { target: string; inputs: Set<string> }>();
+  for (const [index, target] of targets.entries()) {
+    const entry = byTarget.get(target.toLowerCase()) ?? { target, inputs: new Set<string>() };
+    entry.inputs.add(path.resolve(files[index]!));
+    byTarget.set(target.toLowerCase(), entry);
+  }
+  const clashes = [...byTarget.values()].filter(({ inputs }) => inputs.size > 1);
+  if (clashes.length === 0) return;
+  const lines = clashes.map(({ target, inputs }) => `  ${[...inputs].join(' and ')} would each be written to ${target}`);
+  throw new CliError(`cutout remove: these files share a name, so one cutout would overwrite another:\n${lines.join('\n')}\nRun them in separate calls with different --out-dir folders.`, 2);
 }

@@ -37,10 +37,15 @@ export async function readHeader(input: Buffer, maxPixels: number): Promise<Imag
   if (!acceptedFormats.has(metadata.format)) {
     throw new TaskError('unsupported_image', `${metadata.format.toUpperCase()} images are not supported; send JPEG, PNG, WebP, GIF, AVIF or TIFF.`);
   }
+  // sharp's prebuilt libvips decodes HEIF coded with AV1 (AVIF) but not with HEVC (the HEIC of
+  // phones): its decoder is left out for patent reasons, so such a file would only fail to decode.
+  if (metadata.format === 'heif' && metadata.compression === 'hevc') {
+    throw new TaskError('unsupported_image', 'HEIC images (HEIF coded with HEVC) are not supported; send JPEG, PNG, WebP, GIF, AVIF or TIFF.');
+  }
   const { width, height } = metadata.autoOrient;
   if (!(width > 0 && height > 0)) throw new TaskError('unsupported_image', 'The image has no pixels.');
   if (width * height > maxPixels) {
-    throw new TaskError('image_too_large', `The image is ${width}×${height} (${megapixels(width * height)} MP); the limit is ${megapixels(maxPixels)} MP.`);
+    throw new TaskError('image_too_large', `The image is ${width}×${height} (${pixelCount(width * height)} pixels); the limit is ${pixelCount(maxPixels)} pixels.`);
   }
   return { format: metadata.format, width, height };
 }
@@ -75,12 +80,13 @@ async function decoding<T>(maxPixels: number, decode: () => Promise<T>): Promise
     return await decode();
   } catch (err) {
     if (err instanceof Error && /pixel limit/i.test(err.message)) {
-      throw new TaskError('image_too_large', `The image has more than ${megapixels(maxPixels)} MP.`);
+      throw new TaskError('image_too_large', `The image has more than ${pixelCount(maxPixels)} pixels.`);
     }
     throw new TaskError('unsupported_image', 'The image data could not be decoded (corrupt or truncated file, or an unsupported variant of its format).');
   }
 }
 
-function megapixels(pixels: number): string {
-  return String(Math.round(pixels / 1e5) / 10);
+// Whole pixels, grouped by thousands: rounded megapixels made 10001×5000 read as the 50 MP limit itself.
+function pixelCount(pixels: number): string {
+  return Math.floor(pixels).toLocaleString('en-US');
 }

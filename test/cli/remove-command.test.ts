@@ -34,6 +34,19 @@ describe('cutout remove on local files', () => {
     assert.deepEqual(fs.readdirSync(outDir).sort(), ['am-gt07.webp', 'davis-car-shadow-00016.webp']);
   });
 
+  test('two files that share a name are refused before any work, so neither cutout overwrites the other', async () => {
+    for (const name of ['a/photo.jpg', 'b/photo.jpg', 'Photo.png']) {
+      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      fs.writeFileSync(path.join(dir, name), fixturePhoto('am-gt07'));
+    }
+    const outDir = path.join(dir, 'shared-out');
+    const run = await runCli(['remove', path.join(dir, 'a/photo.jpg'), path.join(dir, 'b/photo.jpg'), path.join(dir, 'Photo.png'), '--out-dir', outDir], { CUTOUT_DATA_DIR: dir });
+
+    assert.equal(run.code, 2, run.stderr);
+    assert.ok(run.stderr.includes(`${path.join(dir, 'a/photo.jpg')} and ${path.join(dir, 'b/photo.jpg')} and ${path.join(dir, 'Photo.png')} would each be written to ${path.join(outDir, 'photo.png')}`), run.stderr);
+    assert.equal(fs.existsSync(outDir), false);
+  });
+
   test('without --out-dir it refuses with a message and exit code 2', async () => {
     const run = await runCli(['remove', 'photo.jpg'], { CUTOUT_DATA_DIR: dir });
     assert.equal(run.code, 2);

@@ -8,6 +8,7 @@ import { TaskError } from '../../src/domain/errors.ts';
 import { decodeImage } from '../../src/vision/decode.ts';
 import { loadSegmenter, removeBackground, type Segmenter } from '../../src/vision/remove-background.ts';
 import { fixture, fixturePhoto, groundTruth, iou } from '../support/fixtures.ts';
+import { heicClaiming } from '../support/heic.ts';
 import { decodeCutout, defaults } from './cutout.ts';
 
 const name = 'am-gt02';
@@ -150,6 +151,13 @@ describe('input formats', () => {
     await assert.rejects(removeBackground(segmenter, svg, defaults), rejectsWith('unsupported_image', /SVG/));
   });
 
+  it('refuses a HEIC photo (HEVC-coded HEIF, which this build cannot decode) as unsupported_image, saying so', async () => {
+    const heic = heicClaiming(640, 480);
+    const header = await sharp(heic).metadata();
+    assert.deepEqual([header.format, header.compression, header.width, header.height], ['heif', 'hevc', 640, 480]);
+    await assert.rejects(removeBackground(segmenter, heic, defaults), rejectsWith('unsupported_image', /^HEIC images \(HEIF coded with HEVC\) are not supported/));
+  });
+
   it('refuses random bytes and empty input as unsupported_image', async () => {
     const noise = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 251));
     await assert.rejects(removeBackground(segmenter, noise, defaults), rejectsWith('unsupported_image'));
@@ -164,6 +172,11 @@ describe('input formats', () => {
   it('refuses an image over maxPixels from its header alone, before decoding', async () => {
     // Decoding this file would fail (unsupported_image): the size must come from the header alone.
     await assert.rejects(removeBackground(segmenter, pngClaiming(100_000, 100_000), defaults), rejectsWith('image_too_large', /100000×100000/));
+    // One column over a 50 MP limit reads as over it, not rounded down to the limit itself.
+    await assert.rejects(
+      removeBackground(segmenter, pngClaiming(10_001, 5_000), { ...defaults, maxPixels: 50_000_000 }),
+      rejectsWith('image_too_large', /^The image is 10001×5000 \(50,005,000 pixels\); the limit is 50,000,000 pixels\.$/),
+    );
     await assert.rejects(removeBackground(segmenter, fixturePhoto(name), { ...defaults, maxPixels: 800 * 523 }), rejectsWith('image_too_large'));
   });
 

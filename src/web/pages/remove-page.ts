@@ -28,7 +28,7 @@ export function removePage(state: RemovePageState): string {
           <label class="dropzone" for="file" data-dropzone>
             <span class="dropzone-text" data-dropzone-text>Drop an image here, or choose a file</span>
             <span class="hint">JPEG, PNG, WebP, GIF, AVIF or TIFF, up to ${state.maxSize}</span>
-            <input id="file" name="file" type="file" accept="image/jpeg,image/png,image/webp,image/gif,image/avif,image/heic,image/tiff">
+            <input id="file" name="file" type="file" accept="image/jpeg,image/png,image/webp,image/gif,image/avif,image/tiff">
           </label>
           <p class="or" aria-hidden="true">or</p>
           <label for="image_url">Paste a public image URL</label>
