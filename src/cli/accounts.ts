@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Account } from '../store/accounts-repository.ts';
-import { AccountNotFoundError, createAccount, EmailTakenError, findAccount, grantCredits } from '../store/accounts-repository.ts';
+import { AccountNotFoundError, createAccount, CreditLimitError, EmailTakenError, findAccount, grantCredits } from '../store/accounts-repository.ts';
 import type { Db } from '../store/database.ts';
 import { parseFlags } from './args.ts';
 import { CliError, report } from './output.ts';
@@ -37,7 +37,7 @@ export async function accountsCommand(db: Db, argv: string[]): Promise<void> {
       const account = await createAccount(db, { email: values.email, plan: values.plan, credits: values.credits });
       report(values.json, accountJson(account), `created ${accountText(account)}`);
     } catch (err) {
-      if (err instanceof EmailTakenError) throw new CliError(err.message);
+      if (err instanceof EmailTakenError || err instanceof CreditLimitError) throw new CliError(err.message);
       throw err;
     }
     return;
@@ -75,7 +75,7 @@ export async function creditsCommand(db: Db, argv: string[]): Promise<void> {
       `${values.purchase ? 'recorded a purchase of' : 'granted'} ${values.amount} credits: ${accountText(account)}`,
     );
   } catch (err) {
-    if (err instanceof AccountNotFoundError) throw new CliError(err.message);
+    if (err instanceof AccountNotFoundError || err instanceof CreditLimitError) throw new CliError(err.message);
     throw err;
   }
 }

@@ -11,8 +11,8 @@ export class DiskResultStore implements ResultStore {
     fs.mkdirSync(dir, { recursive: true });
   }
 
-  static keyFor(taskId: string, format: 'png' | 'webp'): string {
-    return resultKey(taskId, format);
+  static keyFor(taskId: string, claim: number, format: 'png' | 'webp'): string {
+    return resultKey(taskId, claim, format);
   }
 
   private pathOf(key: string): string {

@@ -37,6 +37,12 @@ export class ResultUrlSigner implements ResultLinks {
   }
 }
 
+const secretBytes = 32;
+
+export class SigningSecretError extends Error {
+  readonly code = 'signing_secret_invalid';
+}
+
 /**
  * The secret comes from CUTOUT_SIGNING_SECRET, or is made once and kept in the data folder, so
  * URLs survive restarts and every process sharing the folder signs alike.
@@ -44,16 +50,51 @@ export class ResultUrlSigner implements ResultLinks {
 export function loadSigningSecret(dataDir: string, configured: string | undefined): Buffer {
   if (configured) return Buffer.from(configured);
   const file = path.join(dataDir, 'signing-secret');
+  return readSecret(file) ?? createSecret(dataDir, file);
+}
+
+/** Undefined when there is no secret file yet; a file of the wrong size is refused, never used. */
+function readSecret(file: string): Buffer | undefined {
+  let secret: Buffer;
   try {
-    return fs.readFileSync(file);
+    secret = fs.readFileSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
+  if (secret.length !== secretBytes) {
+    throw new SigningSecretError(
+      `${file} holds ${secret.length} bytes, not the ${secretBytes} of a signing secret. Restore it from a backup, or delete it so that a new one ` +
+        'is made (result URLs already handed out then stop working), or set CUTOUT_SIGNING_SECRET.',
+    );
+  }
+  return secret;
+}
+
+/**
+ * Written whole under a temporary name, then linked into place. A link never replaces an existing
+ * file, so of processes starting at once exactly one secret wins and the others read it; no process
+ * can read the file between its creation and its write (an empty key would sign URLs anyone can
+ * forge).
+ */
+function createSecret(dataDir: string, file: string): Buffer {
   fs.mkdirSync(dataDir, { recursive: true });
+  const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = fs.openSync(temp, 'wx', 0o600);
   try {
-    fs.writeFileSync(file, randomBytes(32), { mode: 0o600, flag: 'wx' });
+    fs.writeSync(fd, randomBytes(secretBytes));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.linkSync(temp, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    fs.rmSync(temp, { force: true });
   }
-  return fs.readFileSync(file);
+  const secret = readSecret(file);
+  if (!secret) throw new SigningSecretError(`${file} disappeared right after it was created`);
+  return secret;
 }

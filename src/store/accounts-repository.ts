@@ -40,6 +40,17 @@ export class EmailTakenError extends Error {
   readonly code = 'email_taken';
 }
 
+/**
+ * The most credits one account holds, available and reserved together: balances are PostgreSQL
+ * integers, and SQLite is held to the same bound so both engines accept the same grants. Counting
+ * the reserved credits too means a refund can never push the available balance past it.
+ */
+export const maxCredits = 2_147_483_647;
+
+export class CreditLimitError extends Error {
+  readonly code = 'credit_limit_exceeded';
+}
+
 export async function createAccount(
   db: Db,
   input: { email: string; plan: 'free' | 'paid'; credits: number },
@@ -49,12 +60,18 @@ export async function createAccount(
 ): Promise<Account> {
   const id = newId('acct');
   return inTransaction(db, async (tx) => {
+    const taken = new EmailTakenError(`an account with email ${input.email} already exists`);
     const existing = await tx.selectFrom('accounts').select('id').where('email', '=', input.email).executeTakeFirst();
-    if (existing) throw new EmailTakenError(`an account with email ${input.email} already exists`);
+    if (existing) throw taken;
+    // On PostgreSQL a concurrent sign-up with the same email can commit between the check and the
+    // insert (READ COMMITTED); the unique index then decides, and its refusal means the same.
     await tx
       .insertInto('accounts')
       .values({ id, email: input.email, plan: input.plan, has_purchase: 0, credits_available: 0, credits_reserved: 0, created_at: now })
-      .execute();
+      .execute()
+      .catch((err: unknown) => {
+        throw isEmailUniqueViolation(err) ? taken : err;
+      });
     if (input.credits > 0) await addCredits(tx, id, input.credits, 'grant', now);
     await alongside?.(tx, id);
     return loadAccount(tx, id);
@@ -92,12 +109,30 @@ export async function grantCredits(
   });
 }
 
+const uniqueViolation = z.union([
+  z.object({ code: z.literal('SQLITE_CONSTRAINT_UNIQUE'), message: z.string().includes('accounts.email') }),
+  z.object({ code: z.literal('23505'), constraint: z.literal('accounts_email_key') }),
+]);
+
+function isEmailUniqueViolation(err: unknown): boolean {
+  return uniqueViolation.safeParse(err).success;
+}
+
+/** The account must exist; a grant past maxCredits changes nothing. */
 async function addCredits(tx: Tx, accountId: string, amount: number, kind: LedgerKind, now: number): Promise<void> {
-  await tx
+  const refused = new CreditLimitError(
+    `granting ${amount} credits would take account ${accountId} past ${maxCredits} credits (available and reserved together), the most an account can hold`,
+  );
+  if (amount > maxCredits) throw refused;
+  // The bound is compared as available + reserved <= maxCredits - amount so that no intermediate
+  // value can overflow PostgreSQL's integer.
+  const result = await tx
     .updateTable('accounts')
     .set((eb) => ({ credits_available: eb('credits_available', '+', amount) }))
     .where('id', '=', accountId)
-    .execute();
+    .where((eb) => eb(eb('credits_available', '+', eb.ref('credits_reserved')), '<=', maxCredits - amount))
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) throw refused;
   await tx
     .insertInto('credit_ledger')
     .values({ account_id: accountId, task_id: null, kind, available_delta: amount, reserved_delta: 0, created_at: now })

@@ -9,11 +9,15 @@ import type { Database } from './schema.ts';
 import * as initial from './migrations/001-initial.ts';
 import * as web from './migrations/002-web.ts';
 import * as activeTasks from './migrations/003-active-tasks.ts';
+import * as resultKey from './migrations/004-result-key.ts';
+import * as rateWindows from './migrations/005-rate-windows.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
   '002-web': web,
   '003-active-tasks': activeTasks,
+  '004-result-key': resultKey,
+  '005-rate-windows': rateWindows,
 };
 
 export type Db = Kysely<Database>;

@@ -25,7 +25,7 @@ const claim = `
     order by created_at limit 1
   )
   update tasks
-  set status = 'processing', attempts = tasks.attempts + 1, lease_token = $3, lease_expires_at = $4, updated_at = $1
+  set status = 'processing', attempts = tasks.attempts + 1, claims = tasks.claims + 1, lease_token = $3, lease_expires_at = $4, updated_at = $1
   from picked, relaxed
   where tasks.id = picked.id
   returning tasks.*`;

@@ -39,11 +39,14 @@ export interface TasksTable {
   output_format: string;
   credits: number;
   attempts: number;
+  /** Claims so far, released ones too; the latest claim's number names its result file. */
+  claims: Generated<number>;
   lease_token: string | null;
   lease_expires_at: number | null;
   result_key: string | null;
   result_width: number | null;
   result_height: number | null;
+  /** When retention deleted the files the task's attempts wrote (of a failed task too). */
   result_deleted_at: number | null;
   error_code: string | null;
   error_message: string | null;

@@ -33,6 +33,7 @@ export async function claimNextTask(db: Db, opts: { leaseMs: number; maxAttempts
     .set((eb) => ({
       status: 'processing',
       attempts: eb('attempts', '+', 1),
+      claims: eb('claims', '+', 1),
       lease_token: leaseToken,
       lease_expires_at: now + opts.leaseMs,
       updated_at: now,

@@ -16,6 +16,7 @@ export const taskRowSchema = z.object({
   output_format: z.enum(outputFormats),
   credits: num,
   attempts: num,
+  claims: num,
   lease_token: z.string().nullable(),
   lease_expires_at: nullableNum,
   result_key: z.string().nullable(),

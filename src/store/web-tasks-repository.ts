@@ -60,22 +60,42 @@ export async function uploadBelongsTo(db: Db, uploadKey: string, accountId: stri
   return row !== undefined;
 }
 
-/** Forgets uploads of tasks finished before the cutoff and returns their keys for deletion. */
-export async function expireUploads(db: Db, finishedBefore: number): Promise<string[]> {
+/** Uploads per batch of retention: well within either engine's bound on parameters. */
+export const uploadRetentionBatch = 500;
+
+export interface ExpiredUpload {
+  taskId: string;
+  uploadKey: string;
+}
+
+const expiredUploadRow = z.object({ task_id: z.string(), upload_key: z.string() });
+
+/**
+ * Up to uploadRetentionBatch uploads, in task id order after `after`, of tasks finished before the
+ * cutoff. They stay recorded until forgetUploads, after their files are deleted.
+ */
+export async function findExpiredUploads(db: Db, finishedBefore: number, after: string | undefined): Promise<ExpiredUpload[]> {
   const rows = await db
     .selectFrom('web_task_sources')
     .innerJoin('tasks', 'tasks.id', 'web_task_sources.task_id')
     .select(['web_task_sources.task_id', 'web_task_sources.upload_key'])
     .where('web_task_sources.upload_key', 'is not', null)
     .where('tasks.finished_at', '<', finishedBefore)
+    .$if(after !== undefined, (q) => q.where('web_task_sources.task_id', '>', after!))
+    .orderBy('web_task_sources.task_id')
+    .limit(uploadRetentionBatch)
     .execute();
-  if (rows.length === 0) return [];
-  await db
-    .updateTable('web_task_sources')
-    .set({ upload_key: null })
-    .where('task_id', 'in', rows.map((r) => r.task_id))
-    .execute();
-  return rows.flatMap((r) => (r.upload_key ? [r.upload_key] : []));
+  return rows.map((row) => {
+    const r = expiredUploadRow.parse(row);
+    return { taskId: r.task_id, uploadKey: r.upload_key };
+  });
+}
+
+/** Records that the uploads of these tasks (at most uploadRetentionBatch) are deleted. */
+export async function forgetUploads(db: Db, taskIds: readonly string[]): Promise<void> {
+  if (taskIds.length === 0) return;
+  if (taskIds.length > uploadRetentionBatch) throw new RangeError(`at most ${uploadRetentionBatch} uploads at once, not ${taskIds.length}`);
+  await db.updateTable('web_task_sources').set({ upload_key: null }).where('task_id', 'in', taskIds).execute();
 }
 
 /** Queued tasks (of every account) created before this one: the task's place in line. */

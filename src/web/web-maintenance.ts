@@ -3,32 +3,59 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
+import { deleteFilesOf } from '../storage/delete-files.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
 import { purgeSignInAttempts } from '../store/web-accounts-repository.ts';
 import { purgeExpiredSessions } from '../store/web-sessions-repository.ts';
-import { expireUploads } from '../store/web-tasks-repository.ts';
+import { findExpiredUploads, forgetUploads, uploadRetentionBatch } from '../store/web-tasks-repository.ts';
 
 const dayMs = 86_400_000;
 
-export async function runWebMaintenance(
-  deps: { db: Db; uploads: UploadStore; config: Pick<Config, 'resultRetentionHours'> },
-  now = Date.now(),
-): Promise<{ sessions: number; attempts: number; uploads: number }> {
-  const sessions = await purgeExpiredSessions(deps.db, now);
-  const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
-  const keys = await expireUploads(deps.db, now - deps.config.resultRetentionHours * 3_600_000);
-  for (const key of keys) await deps.uploads.delete(key);
-  return { sessions, attempts, uploads: keys.length };
+export interface WebMaintenanceDeps {
+  db: Db;
+  uploads: UploadStore;
+  config: Pick<Config, 'resultRetentionHours'>;
+  /** Told of each upload that could not be deleted (it is tried again by the next run). */
+  logger?: Pick<FastifyBaseLogger, 'warn'>;
 }
 
-export function scheduleWebMaintenance(deps: Parameters<typeof runWebMaintenance>[0], logger: FastifyBaseLogger, intervalMs = 60_000): () => void {
-  const tick = (): void => {
-    runWebMaintenance(deps).then(
-      (done) => {
-        if (done.sessions + done.attempts + done.uploads > 0) logger.info(done, 'web maintenance');
-      },
-      (err: unknown) => logger.error({ err }, 'web maintenance failed'),
+export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now()): Promise<{ sessions: number; attempts: number; uploads: number }> {
+  const sessions = await purgeExpiredSessions(deps.db, now);
+  const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
+  const uploads = await deleteExpiredUploads(deps, now - deps.config.resultRetentionHours * 3_600_000);
+  return { sessions, attempts, uploads };
+}
+
+/** The file first, then the record: an upload is never forgotten while its file may remain. */
+async function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number): Promise<number> {
+  let deleted = 0;
+  let after: string | undefined;
+  for (;;) {
+    const batch = await findExpiredUploads(deps.db, finishedBefore, after);
+    const done = await deleteFilesOf(batch, (upload) => [upload.uploadKey], (key) => deps.uploads.delete(key), (key, err) =>
+      deps.logger?.warn({ err, key }, 'deleting an upload failed; the next run tries again'),
     );
+    await forgetUploads(deps.db, done.map((upload) => upload.taskId));
+    deleted += done.length;
+    if (batch.length < uploadRetentionBatch) return deleted;
+    after = batch.at(-1)!.taskId;
+  }
+}
+
+export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: FastifyBaseLogger, intervalMs = 60_000): () => void {
+  let running = false;
+  // A run through a backlog can outlast the interval; ticks meanwhile are skipped.
+  const tick = (): void => {
+    if (running) return;
+    running = true;
+    runWebMaintenance({ logger, ...deps })
+      .then(
+        (done) => {
+          if (done.sessions + done.attempts + done.uploads > 0) logger.info(done, 'web maintenance');
+        },
+        (err: unknown) => logger.error({ err }, 'web maintenance failed'),
+      )
+      .finally(() => (running = false));
   };
   const timer = setInterval(tick, intervalMs);
   timer.unref();

@@ -3,13 +3,15 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
-import { expireResults, purgeIdempotencyKeys } from '../store/maintenance-repository.ts';
-import type { ResultStore } from '../storage/result-store.ts';
+import { findExpiredResults, markResultsDeleted, purgeIdempotencyKeys, retentionBatch } from '../store/maintenance-repository.ts';
+import { deleteFilesOf } from '../storage/delete-files.ts';
+import { keysOfTask, type ResultStore } from '../storage/result-store.ts';
 
 const hourMs = 3_600_000;
 
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
+  private running = false;
 
   constructor(
     private readonly db: Db,
@@ -19,16 +21,36 @@ export class Maintenance {
   ) {}
 
   async run(now = Date.now()): Promise<{ resultsDeleted: number; keysPurged: number }> {
-    const keys = await expireResults(this.db, now - this.config.resultRetentionHours * hourMs, now);
-    for (const key of keys) await this.results.delete(key);
+    const resultsDeleted = await this.deleteExpiredResults(now - this.config.resultRetentionHours * hourMs, now);
     const keysPurged = await purgeIdempotencyKeys(this.db, now - this.config.idempotencyTtlHours * hourMs);
-    if (keys.length > 0 || keysPurged > 0) this.logger.info({ resultsDeleted: keys.length, keysPurged }, 'maintenance');
-    return { resultsDeleted: keys.length, keysPurged };
+    if (resultsDeleted > 0 || keysPurged > 0) this.logger.info({ resultsDeleted, keysPurged }, 'maintenance');
+    return { resultsDeleted, keysPurged };
+  }
+
+  /** Files first, then the row: a row is never marked deleted while a file of it may remain. */
+  private async deleteExpiredResults(finishedBefore: number, now: number): Promise<number> {
+    let deleted = 0;
+    let after: string | undefined;
+    for (;;) {
+      const batch = await findExpiredResults(this.db, finishedBefore, after);
+      const done = await deleteFilesOf(batch, keysOfTask, (key) => this.results.delete(key), (key, err) =>
+        this.logger.warn({ err, key }, 'deleting a result file failed; the next sweep tries again'),
+      );
+      await markResultsDeleted(this.db, done.map((task) => task.taskId), now);
+      deleted += done.length;
+      if (batch.length < retentionBatch) return deleted;
+      after = batch.at(-1)!.taskId;
+    }
   }
 
   start(intervalMs = 60_000): void {
+    // A sweep through a backlog can outlast the interval; ticks meanwhile are skipped.
     const tick = (): void => {
-      this.run().catch((err: unknown) => this.logger.error({ err }, 'maintenance failed'));
+      if (this.running) return;
+      this.running = true;
+      this.run()
+        .catch((err: unknown) => this.logger.error({ err }, 'maintenance failed'))
+        .finally(() => (this.running = false));
     };
     tick();
     this.timer = setInterval(tick, intervalMs);

@@ -8,7 +8,7 @@ import { removeBackground, type Segmenter } from '../vision/remove-background.ts
 import type { SourceReader } from './task-source.ts';
 import type { TaskProcessor } from './worker.ts';
 
-export function createTaskProcessor(config: Config, segmenter: Segmenter, results: ResultStore, readSource: SourceReader, metrics?: Metrics): TaskProcessor {
+export function createTaskProcessor(config: Pick<Config, 'maxPixels'>, segmenter: Segmenter, results: ResultStore, readSource: SourceReader, metrics?: Metrics): TaskProcessor {
   const stage = <T>(name: 'fetch' | 'remove' | 'store', fn: () => Promise<T>): Promise<T> => (metrics ? metrics.stage(name, fn) : fn());
   return async (task: Task): Promise<TaskResult> => {
     const source = await stage('fetch', () => readSource(task));
@@ -20,7 +20,7 @@ export function createTaskProcessor(config: Config, segmenter: Segmenter, result
         maxPixels: config.maxPixels,
       }),
     );
-    const key = resultKey(task.id, cutout.format);
+    const key = resultKey(task.id, task.claims, task.output_format);
     await stage('store', () => results.put(key, cutout.data));
     return { key, width: cutout.width, height: cutout.height };
   };

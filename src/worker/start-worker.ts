@@ -39,6 +39,7 @@ export async function createWorker(config: Config, db: Db, results: Results, log
       createSourceReader(config, db, results.uploads, (err) => logger.warn({ err }, "reading the task's source failed; retrying")),
       metrics,
     ),
+    results: results.store,
     concurrency: config.workerConcurrency,
     leaseMs: config.leaseMs,
     maxAttempts: config.maxAttempts,

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { TaskError } from '../domain/errors.ts';
 import type { Metrics } from '../metrics.ts';
+import type { ResultStore } from '../storage/result-store.ts';
 import type { Db } from '../store/database.ts';
 import { claimNextTask, completeTask, extendLease, failAbandonedTasks, failTask, releaseTask, type TaskResult } from '../store/task-queue.ts';
 import type { Task } from '../store/task-row.ts';
@@ -14,6 +15,8 @@ export interface WorkerOptions {
   db: Db;
   logger: Logger;
   process: TaskProcessor;
+  /** Where the processor stores results: the file of an attempt that lost its lease is deleted. */
+  results: Pick<ResultStore, 'delete'>;
   concurrency: number;
   leaseMs: number;
   maxAttempts: number;
@@ -164,7 +167,12 @@ export class Worker {
           metrics?.taskDuration.observe({ outcome: 'succeeded' }, seconds);
           metrics?.creditsCharged.inc(task.credits);
           log.info({ ms: Date.now() - started, width: result.width, height: result.height }, 'task succeeded');
-        } else log.warn('finished after losing the lease; the result of this attempt was discarded');
+        } else {
+          log.warn('finished after losing the lease; the result of this attempt was discarded');
+          // The file is this attempt's own (its key carries the claim number): deleting it cannot
+          // touch the result of the attempt that took over. Left behind, retention deletes it.
+          await this.opts.results.delete(result.key).catch((err: unknown) => log.warn({ err, key: result.key }, 'deleting the discarded result failed'));
+        }
       } else {
         const { error } = outcome;
         const done = await persist('failing the task', () => failTask(db, task.id, leaseToken, { code: error.code, message: error.message }));

@@ -68,6 +68,17 @@ describeEachEngine('the cutout admin CLI acts on the same data as the server', (
     assert.match(unknownAccount.stderr, /no account acct_missing/);
   });
 
+  test('a grant past the largest balance an account can hold is refused with a clear message and changes nothing', async () => {
+    const accountId = String(json(await runCli(['accounts', 'create', '--email', 'rich@example.test', '--credits', '5', '--json'], env)).id);
+    const refused = await runCli(['credits', 'grant', '--account', accountId, '--amount', '3000000000'], env);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /past 2147483647 credits/);
+    assert.equal(json(await runCli(['accounts', 'show', accountId, '--json'], env)).credits, 5);
+    const tooBig = await runCli(['accounts', 'create', '--email', 'richer@example.test', '--credits', '2147483648'], env);
+    assert.equal(tooBig.code, 1);
+    assert.match(tooBig.stderr, /past 2147483647 credits/);
+  });
+
   test('a bad environment value stops the command with a clear message', async () => {
     const run = await runCli(['accounts', 'show', 'acct_x'], { ...env, CUTOUT_MAX_ACTIVE_TASKS: 'lots' });
     assert.equal(run.code, 1);

@@ -29,7 +29,7 @@ describeEachEngine('result URLs', (engine) => {
     const claimed = await claimNextTask(server.db, { leaseMs: 60_000, maxAttempts: 3 });
     assert.equal(claimed?.task.id, created.id);
     png = await sharp({ create: { width: 3, height: 2, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 0.5 } } }).png().toBuffer();
-    const resultKey = DiskResultStore.keyFor(created.id, 'png');
+    const resultKey = DiskResultStore.keyFor(created.id, claimed.task.claims, 'png');
     await new DiskResultStore(path.join(server.dataDir, 'results')).put(resultKey, png);
     assert.ok(await completeTask(server.db, created.id, claimed.leaseToken, { key: resultKey, width: 3, height: 2 }));
     task = (await (await server.request(`/api/v1/bg/removals/${created.id}`, { key })).json()) as TaskBody;

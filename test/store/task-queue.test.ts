@@ -129,6 +129,26 @@ describeEachEngine('the task queue', (engine) => {
     const again = await claimNextTask(store.db, lease);
     assert.equal(again?.task.attempts, 1);
   });
+
+  test('every claim of a task gets a number of its own, a released one and a takeover too, so no two attempts write the same result file', async () => {
+    // A store of its own: tasks other tests left queued or processing would be claimed first.
+    const own = await openTestStore(engine);
+    try {
+      const { ids } = await queueTasks(own.db, 1);
+      const first = await claimNextTask(own.db, lease);
+      assert.ok(first);
+      assert.equal(first.task.id, ids[0]);
+      assert.equal(await releaseTask(own.db, first.task.id, first.leaseToken), true);
+      const second = await claimNextTask(own.db, lease);
+      const third = await claimNextTask(own.db, lease, Date.now() + lease.leaseMs + 1);
+      assert.ok(third);
+      assert.equal(third.task.id, ids[0]);
+      assert.deepEqual([first.task.claims, second?.task.claims, third.task.claims], [1, 2, 3]);
+      assert.deepEqual([second?.task.attempts, third.task.attempts], [1, 2]);
+    } finally {
+      await own.close();
+    }
+  });
 });
 
 describeEachEngine('migrations', (engine) => {
@@ -144,7 +164,7 @@ describeEachEngine('migrations', (engine) => {
       const db = await openDatabase({ dataDir, databaseUrl: database?.url, poolSize: 1 });
       const applied = (await db.selectFrom('kysely_migration' as never).selectAll().execute()) as { name: string }[];
       await db.destroy();
-      assert.deepEqual(applied.map((m) => m.name).sort(), ['001-initial', '002-web', '003-active-tasks']);
+      assert.deepEqual(applied.map((m) => m.name).sort(), ['001-initial', '002-web', '003-active-tasks', '004-result-key', '005-rate-windows']);
     } finally {
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });

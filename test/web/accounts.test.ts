@@ -43,6 +43,14 @@ describeEachEngine('web accounts', (engine) => {
     assert.match(page.body, /4 credits/);
   });
 
+  test('sign-ups racing with one email: one account is made and every other form gets 409, not a server error', async () => {
+    const email = uniqueEmail();
+    const clients = Array.from({ length: 6 }, () => new WebClient(server.url));
+    await Promise.all(clients.map((client) => client.get('/sign-up')));
+    const statuses = await Promise.all(clients.map(async (client) => (await client.post('/sign-up', { email, password: goodPassword })).response.status));
+    assert.deepEqual([...statuses].sort(), [303, 409, 409, 409, 409, 409]);
+  });
+
   test('the session cookie is httpOnly, SameSite=Lax, expires with the session, and is not Secure over plain http', async () => {
     const client = new WebClient(server.url);
     await client.signUp(uniqueEmail(), goodPassword);

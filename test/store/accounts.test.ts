@@ -1,0 +1,60 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createAccount, CreditLimitError, EmailTakenError, findAccount, grantCredits, listLedger, maxCredits } from '../../src/store/accounts-repository.ts';
+import { claimNextTask, failTask } from '../../src/store/task-queue.ts';
+import { createTask } from '../../src/store/tasks-repository.ts';
+import { describeEachEngine, openTestStore } from '../support/engines.ts';
+
+const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
+
+describeEachEngine('accounts', (engine) => {
+  let store: Awaited<ReturnType<typeof openTestStore>>;
+  before(async () => {
+    store = await openTestStore(engine);
+  });
+  after(() => store.close());
+
+  const email = (name: string): string => `${name}-${Date.now()}-${Math.random()}@example.test`;
+
+  test('sign-ups racing with one email: exactly one account is made, every other gets email_taken', async () => {
+    const shared = email('race');
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => createAccount(store.db, { email: shared, plan: 'free', credits: 3 })));
+    const made = outcomes.filter((o) => o.status === 'fulfilled');
+    assert.equal(made.length, 1);
+    for (const o of outcomes) {
+      if (o.status === 'rejected') assert.ok(o.reason instanceof EmailTakenError && o.reason.code === 'email_taken', String(o.reason));
+    }
+  });
+
+  test('a grant up to the largest balance is kept; one past it is refused with credit_limit_exceeded and changes nothing', async () => {
+    const account = await createAccount(store.db, { email: email('grant'), plan: 'free', credits: 5 });
+    const full = await grantCredits(store.db, account.id, maxCredits - 5, false);
+    assert.equal(full.creditsAvailable, maxCredits);
+    for (const amount of [1, 3_000_000_000]) {
+      await assert.rejects(grantCredits(store.db, account.id, amount, true), (err: unknown) => err instanceof CreditLimitError && err.code === 'credit_limit_exceeded');
+    }
+    const after = await findAccount(store.db, account.id);
+    assert.equal(after?.creditsAvailable, maxCredits);
+    assert.equal(after?.apiAccess, false, 'a refused purchase is not recorded');
+    assert.deepEqual((await listLedger(store.db, account.id)).map((e) => e.availableDelta), [5, maxCredits - 5]);
+  });
+
+  test('an account cannot be created holding more than the largest balance', async () => {
+    const address = email('big');
+    await assert.rejects(createAccount(store.db, { email: address, plan: 'free', credits: 3_000_000_000 }), CreditLimitError);
+    await assert.doesNotReject(createAccount(store.db, { email: address, plan: 'free', credits: 1 }), 'the refused account was not made');
+  });
+
+  test('reserved credits count toward the largest balance, so a later refund always fits', async () => {
+    const account = await createAccount(store.db, { email: email('reserved'), plan: 'paid', credits: 10 });
+    await createTask(store.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 10 });
+    await assert.rejects(grantCredits(store.db, account.id, maxCredits - 9, false), CreditLimitError);
+    await grantCredits(store.db, account.id, maxCredits - 10, false);
+    const claimed = await claimNextTask(store.db, { leaseMs: 60_000, maxAttempts: 3 });
+    assert.ok(claimed);
+    assert.ok(await failTask(store.db, claimed.task.id, claimed.leaseToken, { code: 'processing_failed', message: 'refunded' }));
+    const after = await findAccount(store.db, account.id);
+    assert.equal(after?.creditsAvailable, maxCredits);
+    assert.equal(after?.creditsReserved, 0);
+  });
+});
