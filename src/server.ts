@@ -3,12 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './api/app.ts';
 import { authenticate } from './api/plugins/authenticate.ts';
-import { RateLimiter } from './api/rate-limiter.ts';
+import { RateLimiter, type RateLimit } from './api/rate-limiter.ts';
+import { SharedRateLimiter } from './api/shared-rate-limiter.ts';
 import { bootstrapLocalAccount } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { Metrics } from './metrics.ts';
-import { openDatabase, pingDatabase, type Db } from './store/database.ts';
+import { engineOf, openDatabase, pingDatabase, type Db } from './store/database.ts';
 import { openResults } from './storage/open-results.ts';
 import { loadSigningSecret, ResultUrlSigner } from './storage/signed-url.ts';
 import { Maintenance } from './worker/maintenance.ts';
@@ -64,7 +65,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         { name: 'database', check: () => pingDatabase(db) },
         { name: 'storage', check: () => results.store.check() },
       ],
-      authenticate: authenticate(db, new RateLimiter(config.rateLimitPerMinute)),
+      authenticate: authenticate(db, rateLimit(db, config.rateLimitPerMinute)),
       onTaskCreated: () => worker?.notify(),
     },
     logger,
@@ -98,4 +99,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await db.destroy();
     },
   };
+}
+
+/**
+ * On PostgreSQL many API processes may serve one database, so the count per key lives there. On
+ * SQLite one process serves the API and counts in memory, which costs a create or a poll nothing.
+ */
+function rateLimit(db: Db, perMinute: number): RateLimit {
+  return engineOf(db) === 'postgres' ? new SharedRateLimiter(db, perMinute) : new RateLimiter(perMinute);
 }

@@ -7,19 +7,26 @@ import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, val
 import { randomToken } from '../domain/ids.ts';
 import type { ApiContext } from './context.ts';
 import { apiDescription } from './openapi-info.ts';
+import { answerClientError } from './plugins/client-errors.ts';
 import { registerErrorHandling } from './plugins/error-handler.ts';
 import { registerHealthRoutes } from './plugins/health.ts';
+import { answerRouterRefusal } from './plugins/router-refusals.ts';
 import { removalRoutes } from './routes/removals.ts';
 import { resultRoutes } from './routes/results.ts';
 import { webApp } from '../web/web-app.ts';
 
+// Our own id for every request: unique, never taken from the client.
+const newRequestId = (): string => `req_${randomToken(20)}`;
+
 export async function buildApp(ctx: ApiContext, logger: Logger): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    // Our own id for every request: unique, never taken from the client.
-    genReqId: () => `req_${randomToken(20)}`,
+    genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: 64 * 1024,
+    // Refusals that come before any route or hook still answer in the Error body with a request id.
+    frameworkErrors: answerRouterRefusal(ctx.authenticate),
+    clientErrorHandler: answerClientError(newRequestId),
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -41,7 +48,9 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
       servers: [{ url: '/api/v1' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (`cut_…`).' } } },
     },
-    transform: jsonSchemaTransform,
+    // The web app, the probes and the docs share the server but are not part of the interface,
+    // whose paths are all relative to the server entry /api/v1.
+    transform: (route) => (route.url.startsWith('/api/v1/') ? jsonSchemaTransform(route) : { schema: { hide: true }, url: route.url }),
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });

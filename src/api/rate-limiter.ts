@@ -1,4 +1,6 @@
-// Fixed one-minute windows per API key, held in this process's memory.
+// Fixed one-minute windows per API key. This limiter holds them in this process's memory, which is
+// the whole count when one process serves the API (the embedded SQLite mode); several processes on
+// one PostgreSQL database share a count in the database instead (shared-rate-limiter.ts).
 export interface RateDecision {
   allowed: boolean;
   limit: number;
@@ -7,7 +9,20 @@ export interface RateDecision {
   resetAt: number;
 }
 
-export class RateLimiter {
+export interface RateLimit {
+  /** Counts one request of the key and says whether it is within the limit. */
+  hit(key: string, now?: number): RateDecision | Promise<RateDecision>;
+}
+
+export function windowStart(now: number, windowMs: number): number {
+  return now - (now % windowMs);
+}
+
+export function decide(count: number, limit: number, start: number, windowMs: number): RateDecision {
+  return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt: start + windowMs };
+}
+
+export class RateLimiter implements RateLimit {
   private readonly windows = new Map<string, { start: number; count: number }>();
   private lastSweep = 0;
 
@@ -18,19 +33,14 @@ export class RateLimiter {
 
   hit(key: string, now = Date.now()): RateDecision {
     this.sweep(now);
-    const start = now - (now % this.windowMs);
+    const start = windowStart(now, this.windowMs);
     let window = this.windows.get(key);
     if (!window || window.start !== start) {
       window = { start, count: 0 };
       this.windows.set(key, window);
     }
     window.count += 1;
-    return {
-      allowed: window.count <= this.limit,
-      limit: this.limit,
-      remaining: Math.max(0, this.limit - window.count),
-      resetAt: start + this.windowMs,
-    };
+    return decide(window.count, this.limit, start, this.windowMs);
   }
 
   // Drops finished windows now and then, so keys that stopped calling don't pile up.

@@ -20,9 +20,24 @@ export function randomToken(length: number): string {
   return out;
 }
 
-export type IdPrefix = 'bgr' | 'acct' | 'key';
+const idPrefixes = ['bgr', 'acct', 'key'] as const;
+export type IdPrefix = (typeof idPrefixes)[number];
+
+const idTokenLength = 20;
 
 /** Opaque ids with a type prefix, so a misplaced id is obvious in logs and support tickets. */
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${randomToken(20)}`;
+  return `${prefix}_${randomToken(idTokenLength)}`;
+}
+
+const idShapes = Object.fromEntries(
+  idPrefixes.map((prefix) => [prefix, new RegExp(`^${prefix}_[${alphabet}]{${idTokenLength}}$`)]),
+) as Record<IdPrefix, RegExp>;
+
+/**
+ * Whether a string has the shape newId gives. Anything else cannot name a row, so callers answer
+ * "not found" without asking the database, which also keeps text PostgreSQL refuses (a NUL) away from it.
+ */
+export function isWellFormedId(prefix: IdPrefix, value: string): boolean {
+  return idShapes[prefix].test(value);
 }

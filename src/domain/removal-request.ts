@@ -14,6 +14,12 @@ export const maxImageUrlLength = 2048;
 export const imageUrlSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'image_url is required' : 'image_url must be a string') })
   .max(maxImageUrlLength, `image_url must be at most ${maxImageUrlLength} characters`)
+  // A URL parser strips control characters at the ends, drops tabs and newlines and percent-encodes
+  // the rest, so the address fetched would differ from the one sent and echoed; and PostgreSQL
+  // refuses a NUL in text. Refused on both engines alike.
+  .refine((value) => !/\p{Cc}/u.test(value), { error: 'image_url must not contain control characters (U+0000–U+001F, U+007F–U+009F)', abort: true })
+  // An unpaired surrogate cannot be stored as UTF-8: each engine would replace it differently.
+  .refine((value) => !/\p{Cs}/u.test(value), { error: 'image_url must be valid Unicode (it holds an unpaired surrogate)', abort: true })
   .refine((value) => {
     try {
       const url = new URL(value);

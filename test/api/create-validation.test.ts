@@ -67,6 +67,27 @@ describeEachEngine('POST /bg/removals validation', (engine) => {
   test('an ftp image_url is refused', () => expectInvalid(json('{"image_url":"ftp://example.test/a.png"}'), /absolute http or https URL/));
   test('a data: image_url is refused', () => expectInvalid(json('{"image_url":"data:image/png;base64,AAAA"}'), /absolute http or https URL/));
   test('a non-string image_url is refused', () => expectInvalid(json('{"image_url":42}'), /image_url must be a string/));
+  for (const [label, char] of [
+    ['a NUL', '\u0000'],
+    ['a tab', '\t'],
+    ['a newline', '\n'],
+    ['a DEL', '\u007f'],
+    ['a C1 control', '\u0085'],
+  ] as const) {
+    // A URL parser drops or percent-encodes these, so the address fetched would not be the one sent and echoed.
+    test(`an image_url with ${label} character is refused naming image_url`, () =>
+      expectInvalid(json(JSON.stringify({ image_url: `https://images.example.test/a${char}b.jpg` })), /^image_url must not contain control characters/));
+  }
+  test('an image_url with control characters around it is refused naming image_url', () =>
+    expectInvalid(json(JSON.stringify({ image_url: `\u0000${imageUrl}\n` })), /^image_url must not contain control characters/));
+  test('an image_url with an unpaired surrogate is refused naming image_url', () =>
+    expectInvalid(json('{"image_url":"https://images.example.test/a\\ud800b.jpg"}'), /^image_url must be valid Unicode/));
+  test('an image_url with non-ASCII letters is accepted as sent', async () => {
+    const url = 'https://images.example.test/été/😀.jpg';
+    const res = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: url }), key });
+    assert.equal(res.status, 202);
+    assert.equal(((await res.json()) as { input: { image_url: string } }).input.image_url, url);
+  });
   test('an image_url longer than 2048 characters is refused', () =>
     expectInvalid(json(JSON.stringify({ image_url: `https://example.test/${'a'.repeat(2030)}` })), /at most 2048 characters/));
   test('an unknown field is refused and named', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, size: 'full' })), /Unknown field "size"/));

@@ -6,6 +6,7 @@ import { describeEachEngine } from '../support/engines.ts';
 
 interface OpenApiDoc {
   openapi: string;
+  servers: { url: string }[];
   info: { version: string; description: string };
   paths: Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string; in: string }[] }>>;
   components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
@@ -51,9 +52,26 @@ describeEachEngine('OpenAPI description', (engine) => {
   });
 
   test('states the decisions taken where the specification is silent', () => {
-    for (const topic of ['`hd`', 'canceled', 'Rate limit', 'Concurrency limit', 'Source images', 'Result URL lifetime', 'Idempotency keys', 'Events']) {
+    for (const topic of ['`hd`', 'canceled', 'Rate limit', 'Concurrency limit', 'Source images', 'Result URL lifetime', 'Idempotency keys', 'Ids and URLs that cannot name anything', 'Requests the HTTP parser refuses', 'Events']) {
       assert.ok(doc.info.description.includes(topic), `description mentions ${topic}`);
     }
+  });
+
+  test('publishes only the API: every path resolves to a route under its server URL /api/v1', () => {
+    assert.deepEqual(doc.servers, [{ url: '/api/v1' }]);
+    const published = Object.entries(doc.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+    assert.deepEqual(published.sort(), ['GET /bg/removals/{task_id}', 'GET /results/{key}', 'POST /bg/removals']);
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(operations)) {
+        const url = `/api/v1${path.replace(/\{([^}]+)\}/g, ':$1')}`;
+        assert.ok(server.app.hasRoute({ method: method.toUpperCase() as 'GET', url }), `${method.toUpperCase()} ${url} is a route`);
+      }
+    }
+  });
+
+  test('declares the result download as the image it is, not JSON', () => {
+    const ok = doc.paths['/results/{key}']?.get?.responses['200'] as { content?: Record<string, unknown> } | undefined;
+    assert.deepEqual(Object.keys(ok?.content ?? {}).sort(), ['image/png', 'image/webp']);
   });
 
   test('readable docs are served at /docs', async () => {

@@ -5,7 +5,7 @@ import { ApiError } from '../../domain/errors.ts';
 import type { Account } from '../../store/accounts-repository.ts';
 import { authenticateApiKey } from '../../store/api-keys-repository.ts';
 import type { Db } from '../../store/database.ts';
-import type { RateLimiter } from '../rate-limiter.ts';
+import type { RateLimit } from '../rate-limiter.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,7 +18,7 @@ export function requireAccount(request: FastifyRequest): Account {
   return request.account;
 }
 
-export function authenticate(db: Db, limiter: RateLimiter) {
+export function authenticate(db: Db, limiter: RateLimit) {
   return async function authenticateHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (!header) {
@@ -31,7 +31,7 @@ export function authenticate(db: Db, limiter: RateLimiter) {
     const found = await authenticateApiKey(db, match[1]);
     if (!found) throw new ApiError('invalid_api_key', 'Invalid API key: it is unknown or was deleted.');
 
-    const decision = limiter.hit(found.keyId);
+    const decision = await limiter.hit(found.keyId);
     const resetSeconds = Math.max(1, Math.ceil((decision.resetAt - Date.now()) / 1000));
     reply.header('X-RateLimit-Limit', String(decision.limit));
     reply.header('X-RateLimit-Remaining', String(decision.remaining));

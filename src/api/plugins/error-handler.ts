@@ -4,9 +4,19 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, apiErrors, type ApiErrorCode } from '../../domain/errors.ts';
 import { describeValidationFailure } from './validation-message.ts';
 
+export function errorBody(code: ApiErrorCode, message: string, requestId: string) {
+  return { error: { code, message, request_id: requestId } };
+}
+
 export function sendError(reply: FastifyReply, request: FastifyRequest, code: ApiErrorCode, message: string, headers: Record<string, string> = {}) {
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-  return reply.code(apiErrors[code].status).send({ error: { code, message, request_id: request.id } });
+  return reply.code(apiErrors[code].status).send(errorBody(code, message, request.id));
+}
+
+/** An expected refusal: logged at info with its code, answered with the Error body. */
+export function sendApiError(reply: FastifyReply, request: FastifyRequest, apiError: ApiError) {
+  request.log.info({ code: apiError.code, status: apiError.status }, apiError.message);
+  return sendError(reply, request, apiError.code, apiError.message, apiError.headers);
 }
 
 function translateFrameworkError(err: FastifyError, request: FastifyRequest): ApiError | undefined {
@@ -38,10 +48,7 @@ function translateFrameworkError(err: FastifyError, request: FastifyRequest): Ap
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const apiError = err instanceof ApiError ? err : translateFrameworkError(err, request);
-    if (apiError) {
-      request.log.info({ code: apiError.code, status: apiError.status }, apiError.message);
-      return sendError(reply, request, apiError.code, apiError.message, apiError.headers);
-    }
+    if (apiError) return sendApiError(reply, request, apiError);
     request.log.error({ err }, 'unhandled error');
     return sendError(reply, request, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
   });

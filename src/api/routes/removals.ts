@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ApiError } from '../../domain/errors.ts';
+import { isWellFormedId } from '../../domain/ids.ts';
 import { canonicalInput, createRemovalBodySchema } from '../../domain/removal-request.ts';
 import { createTask, findTaskForAccount } from '../../store/tasks-repository.ts';
 import { requireAccount } from '../plugins/authenticate.ts';
@@ -15,6 +16,9 @@ const security = [{ bearerAuth: [] }];
 // (toBgRemoval, the error handler), the schema check was a tenth of a poll's cost (bench:api
 // profile), and the tests check every task body they poll against the schema (test/support/poll.ts).
 const plainJson = () => (data: unknown) => JSON.stringify(data);
+
+/** An id that cannot be a task's is unknown like any other, with a hint at what ids look like. */
+export const malformedTaskIdMessage = 'No task has this id: task ids are "bgr_" followed by 20 lowercase letters and digits.';
 
 export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
@@ -76,8 +80,10 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       },
       async (request) => {
         const account = requireAccount(request);
-        const task = await findTaskForAccount(ctx.db, request.params.task_id, account.id);
-        if (!task) throw new ApiError('task_not_found', `No task ${request.params.task_id} for this account.`);
+        const id = request.params.task_id;
+        if (!isWellFormedId('bgr', id)) throw new ApiError('task_not_found', malformedTaskIdMessage);
+        const task = await findTaskForAccount(ctx.db, id, account.id);
+        if (!task) throw new ApiError('task_not_found', `No task ${id} for this account.`);
         return toBgRemoval(task, ctx.links);
       },
     );

@@ -5,6 +5,9 @@ import { errorResponses } from '../schemas.ts';
 import type { ApiContext } from '../context.ts';
 
 const contentTypes: Record<string, string> = { png: 'image/png', webp: 'image/webp' };
+const signedParameter = z.string().optional().catch(undefined);
+
+export const invalidResultUrlMessage = 'The result URL signature is missing or does not match.';
 
 export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
@@ -19,9 +22,17 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
             'signature. A changed URL gets 403 `result_url_invalid`, an expired one 410 `result_url_expired` (GET the task for a fresh URL), ' +
             'and a result deleted after the retention period 404 `result_not_found`.',
           params: z.object({ key: z.string() }),
-          querystring: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
+          // A parameter given twice is not the URL we signed: it reads as missing, so the answer is
+          // 403 result_url_invalid like any other changed URL, not a validation error.
+          querystring: z.object({ expires: signedParameter, signature: signedParameter }),
           response: {
-            200: z.any().describe('The cutout: image/png (RGBA) or image/webp (lossless with alpha).'),
+            200: {
+              description: 'The cutout, in the `output.format` of the task.',
+              content: {
+                'image/png': { schema: z.unknown().describe('PNG with an alpha channel (RGBA).') },
+                'image/webp': { schema: z.unknown().describe('Lossless WebP with an alpha channel.') },
+              },
+            },
             ...errorResponses(['result_url_invalid', 'result_url_expired', 'result_not_found']),
           },
         },
@@ -29,7 +40,7 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       async (request, reply) => {
         const { key } = request.params;
         const check = ctx.signer.verify(key, request.query.expires, request.query.signature);
-        if (check === 'invalid') throw new ApiError('result_url_invalid', 'The result URL signature is missing or does not match.');
+        if (check === 'invalid') throw new ApiError('result_url_invalid', invalidResultUrlMessage);
         if (check === 'expired') throw new ApiError('result_url_expired', 'The result URL has expired; GET the task again for a fresh URL.');
         const file = await ctx.downloads?.open(key);
         if (!file) throw new ApiError('result_not_found', 'The result no longer exists; results are deleted after the retention period.');
