@@ -1,7 +1,7 @@
 // Creating and reading tasks: the API's side of the tasks table.
 import { sql } from 'kysely';
 import { ApiError } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
+import { isWellFormedId, newId } from '../domain/ids.ts';
 import { canonicalFingerprint, creditCost, type RemovalInput } from '../domain/removal-request.ts';
 import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
 import { toTask, type Task } from './task-row.ts';
@@ -148,6 +148,9 @@ const selectTaskForAccount = compiledOnce<unknown, [string, string]>(
 );
 
 export async function findTaskForAccount(db: Db, taskId: string, accountId: string): Promise<Task | undefined> {
+  // Ids come from URLs; one that newId could not have made names no task, and text PostgreSQL
+  // refuses (a NUL) would otherwise fail the query instead of finding nothing.
+  if (!isWellFormedId('bgr', taskId)) return undefined;
   const [row] = await selectTaskForAccount(db, taskId, accountId);
   return row ? toTask(row) : undefined;
 }

@@ -6,6 +6,9 @@ import type { WebContext } from '../context.ts';
 import { keysPage, type KeysPageState } from '../pages/keys-page.ts';
 import { requireSignIn, signedInAccount } from '../session.ts';
 
+// A name is shown in lists and logs; a control character has no place there, and PostgreSQL refuses a NUL in text.
+const keyNameForm = z.object({ name: z.string().trim().min(1).max(100).regex(/^\P{Cc}*$/u) });
+
 export function keyRoutes(ctx: WebContext) {
   return async (app: FastifyInstance): Promise<void> => {
     app.addHook('preHandler', requireSignIn);
@@ -21,9 +24,9 @@ export function keyRoutes(ctx: WebContext) {
 
     app.post('/app/settings/keys', { preHandler: app.csrfProtection }, async (request, reply) => {
       const account = signedInAccount(request);
-      const parsed = z.object({ name: z.string().trim().min(1).max(100) }).safeParse(request.body);
+      const parsed = keyNameForm.safeParse(request.body);
       if (!parsed.success) {
-        return reply.code(400).type('text/html').send(await render({ account, csrf: reply.generateCsrf(), error: 'Give the key a name (1–100 characters).' }));
+        return reply.code(400).type('text/html').send(await render({ account, csrf: reply.generateCsrf(), error: 'Give the key a name (1–100 characters, no control characters).' }));
       }
       const created = await createApiKey(ctx.db, account.id, parsed.data.name);
       request.log.info({ accountId: account.id, keyId: created.id }, 'API key created in the web app');

@@ -1,0 +1,40 @@
+// What a signed-in browser may put in a URL or a form that names nothing or cannot be stored: the
+// app answers as for any unknown page or bad form, on both databases, never with a server error.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEachEngine } from '../support/engines.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
+
+describeEachEngine('web app input that names nothing', (engine) => {
+  let server: TestServer;
+  let client: WebClient;
+
+  before(async () => {
+    server = await startTestServer({}, { engine });
+    client = new WebClient(server.url);
+    await client.signUp(uniqueEmail(), goodPassword);
+  });
+  after(async () => server.close());
+
+  for (const [label, id] of [
+    ['a NUL character', 'bgr_%00'],
+    ['a control character', 'bgr_aaaaaaaaaaaaaaaaaaa%01'],
+    ['the wrong prefix', 'acct_aaaaaaaaaaaaaaaaaaaa'],
+  ] as const) {
+    test(`a task page, its status and its thumbnail for an id with ${label} answer 404`, async () => {
+      for (const suffix of ['', '/status', '/thumbnail']) {
+        const { response, body } = await client.get(`/app/tasks/${id}${suffix}`);
+        assert.equal(response.status, 404, `${suffix || 'page'}: ${body}`);
+      }
+    });
+  }
+
+  test('an API key name with a control character is refused with the form message and makes no key', async () => {
+    await client.get('/app/settings/keys');
+    const { response, body } = await client.post('/app/settings/keys', { name: 'shop\u0000backend' });
+    assert.equal(response.status, 400);
+    assert.match(body, /Give the key a name \(1–100 characters, no control characters\)/);
+    assert.equal((await server.db.selectFrom('api_keys').select('id').execute()).length, 0);
+  });
+});
