@@ -65,7 +65,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         { name: 'database', check: () => pingDatabase(db) },
         { name: 'storage', check: () => results.store.check() },
       ],
-      authenticate: authenticate(db, rateLimit(db, config.rateLimitPerMinute)),
+      authenticate: authenticate(db, rateLimit(db, config.rateLimitPerMinute, logger)),
       onTaskCreated: () => worker?.notify(),
     },
     logger,
@@ -105,6 +105,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
  * On PostgreSQL many API processes may serve one database, so the count per key lives there. On
  * SQLite one process serves the API and counts in memory, which costs a create or a poll nothing.
  */
-function rateLimit(db: Db, perMinute: number): RateLimit {
-  return engineOf(db) === 'postgres' ? new SharedRateLimiter(db, perMinute) : new RateLimiter(perMinute);
+function rateLimit(db: Db, perMinute: number, logger: Logger): RateLimit {
+  if (engineOf(db) !== 'postgres') return new RateLimiter(perMinute);
+  return new SharedRateLimiter(db, perMinute, (err) => logger.warn({ err }, 'removing past rate-limit windows failed; the next request tries again'));
 }

@@ -12,6 +12,7 @@ export class SharedRateLimiter implements RateLimit {
   constructor(
     private readonly db: Db,
     private readonly limit: number,
+    private readonly onSweepError: (err: unknown) => void,
     private readonly windowMs = 60_000,
   ) {}
 
@@ -22,11 +23,19 @@ export class SharedRateLimiter implements RateLimit {
   }
 
   // The first request of each minute in this process removes the windows older than the previous
-  // minute. The previous one stays: a process whose clock lags a little may still count in it.
+  // minute, beside its own count. A sweep that fails is reported and tried again by the next
+  // request; it never fails the request. The previous minute stays: a process whose clock lags a
+  // little may still count in it.
   private async sweep(start: number): Promise<void> {
     const before = start - this.windowMs;
     if (before <= this.sweptBefore) return;
+    const previous = this.sweptBefore;
     this.sweptBefore = before;
-    await deleteRateWindowsBefore(this.db, before);
+    try {
+      await deleteRateWindowsBefore(this.db, before);
+    } catch (err) {
+      this.sweptBefore = previous;
+      this.onSweepError(err);
+    }
   }
 }

@@ -10,7 +10,9 @@ export async function writeFileAtomically(target: string, data: Buffer): Promise
     await fsp.writeFile(temp, data);
     await fsp.rename(temp, target);
   } catch (err) {
-    await fsp.rm(temp, { force: true });
+    // The write's own error is the one to report; a temporary file that cannot be removed either
+    // is left to whoever fixes the folder.
+    await fsp.rm(temp, { force: true }).catch(() => undefined);
     throw err;
   }
 }

@@ -3,16 +3,12 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { isResultKey, resultKey, type ResultStore } from './result-store.ts';
+import { isResultKey, type ResultStore } from './result-store.ts';
 import { writeFileAtomically } from './atomic-write.ts';
 
 export class DiskResultStore implements ResultStore {
   constructor(private readonly dir: string) {
     fs.mkdirSync(dir, { recursive: true });
-  }
-
-  static keyFor(taskId: string, claim: number, format: 'png' | 'webp'): string {
-    return resultKey(taskId, claim, format);
   }
 
   private pathOf(key: string): string {

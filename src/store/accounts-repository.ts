@@ -124,13 +124,14 @@ async function addCredits(tx: Tx, accountId: string, amount: number, kind: Ledge
     `granting ${amount} credits would take account ${accountId} past ${maxCredits} credits (available and reserved together), the most an account can hold`,
   );
   if (amount > maxCredits) throw refused;
-  // The bound is compared as available + reserved <= maxCredits - amount so that no intermediate
-  // value can overflow PostgreSQL's integer.
+  // The bound is compared as available <= (maxCredits - amount) - reserved, where no step can
+  // overflow PostgreSQL's integer, even for an account whose balance reached the bound before it
+  // was enforced (available + reserved would).
   const result = await tx
     .updateTable('accounts')
     .set((eb) => ({ credits_available: eb('credits_available', '+', amount) }))
     .where('id', '=', accountId)
-    .where((eb) => eb(eb('credits_available', '+', eb.ref('credits_reserved')), '<=', maxCredits - amount))
+    .where((eb) => eb('credits_available', '<=', eb(eb.val(maxCredits - amount), '-', eb.ref('credits_reserved'))))
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) throw refused;
   await tx

@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics.ts';
 import type { ResultStore } from '../storage/result-store.ts';
 import type { Db } from '../store/database.ts';
 import { claimNextTask, completeTask, extendLease, failAbandonedTasks, failTask, releaseTask, type TaskResult } from '../store/task-queue.ts';
+import { findTask } from '../store/tasks-repository.ts';
 import type { Task } from '../store/task-row.ts';
 import { retryUntil } from './retry.ts';
 
@@ -163,14 +164,17 @@ export class Worker {
       if (outcome.ok) {
         const { result } = outcome;
         const done = await persist('completing the task', () => completeTask(db, task.id, leaseToken, result));
-        if (done) {
+        // An ending whose reply was lost may have committed before its retry found the lease gone:
+        // the task then records this attempt's key, and its file is the task's result.
+        const owner = done ? 'this attempt' : await this.resultOwner(task.id, result.key, log);
+        if (owner === 'this attempt') {
           metrics?.taskDuration.observe({ outcome: 'succeeded' }, seconds);
           metrics?.creditsCharged.inc(task.credits);
           log.info({ ms: Date.now() - started, width: result.width, height: result.height }, 'task succeeded');
-        } else {
+        } else if (owner === 'another attempt') {
           log.warn('finished after losing the lease; the result of this attempt was discarded');
-          // The file is this attempt's own (its key carries the claim number): deleting it cannot
-          // touch the result of the attempt that took over. Left behind, retention deletes it.
+          // The file is this attempt's own (its key carries the claim number) and not the task's
+          // result: deleting it cannot touch the attempt that took over. Left behind, retention deletes it.
           await this.opts.results.delete(result.key).catch((err: unknown) => log.warn({ err, key: result.key }, 'deleting the discarded result failed'));
         }
       } else {
@@ -187,5 +191,15 @@ export class Worker {
       this.inFlight.delete(held);
     }
     return true;
+  }
+
+  /** Which attempt's file the task records as its result; unknown (the file kept) when it cannot be read. */
+  private async resultOwner(taskId: string, key: string, log: Logger): Promise<'this attempt' | 'another attempt' | 'unknown'> {
+    try {
+      return (await findTask(this.opts.db, taskId))?.result_key === key ? 'this attempt' : 'another attempt';
+    } catch (err) {
+      log.warn({ err }, 'reading back a task that lost its lease failed; its file is left to retention');
+      return 'unknown';
+    }
   }
 }

@@ -59,7 +59,8 @@ describe('the rate limit on PostgreSQL', { skip: postgresUrl ? false : 'CUTOUT_T
   });
 
   test('the windows of past minutes are removed once a later minute begins', async () => {
-    const limiter = new SharedRateLimiter(first.db, 3);
+    const sweepErrors: unknown[] = [];
+    const limiter = new SharedRateLimiter(first.db, 3, (err) => sweepErrors.push(err));
     const minute = 60_000;
     const start = (Math.floor(Date.now() / minute) + 10) * minute;
     const windows = async () =>
@@ -72,5 +73,28 @@ describe('the rate limit on PostgreSQL', { skip: postgresUrl ? false : 'CUTOUT_T
     const later = await limiter.hit('key_b', start + 2 * minute + 1);
     assert.equal(later.resetAt, start + 3 * minute);
     assert.deepEqual(await windows(), [start + minute, start + 2 * minute]);
+    assert.deepEqual(sweepErrors, []);
+  });
+
+  test('a sweep of past windows that fails is reported, does not fail the request, and is tried again', async () => {
+    const sweepErrors: unknown[] = [];
+    const limiter = new SharedRateLimiter(first.db, 3, (err) => sweepErrors.push(err));
+    const minute = 60_000;
+    const start = (Math.floor(Date.now() / minute) + 20) * minute;
+    await limiter.hit('key_c', start);
+    // A trigger refuses deletes while counting still works, as a failing sweep would see it.
+    await sql`create or replace function cutout_test_refuse_delete() returns trigger language plpgsql as $$ begin raise exception 'deletes refused'; end $$`.execute(first.db);
+    await sql`create trigger cutout_test_refuse_delete before delete on rate_windows for each statement execute function cutout_test_refuse_delete()`.execute(first.db);
+    try {
+      assert.equal((await limiter.hit('key_c', start + 2 * minute)).remaining, 2);
+      assert.equal(sweepErrors.length, 1);
+    } finally {
+      await sql`drop trigger cutout_test_refuse_delete on rate_windows`.execute(first.db);
+      await sql`drop function cutout_test_refuse_delete()`.execute(first.db);
+    }
+    await limiter.hit('key_c', start + 2 * minute + 1);
+    const left = await sql<{ n: number }>`select count(*)::int as n from rate_windows where api_key_id = 'key_c' and window_start < ${start + minute}`.execute(first.db);
+    assert.equal(left.rows[0]?.n, 0, 'the next request swept what the failed sweep left');
+    assert.equal(sweepErrors.length, 1);
   });
 });

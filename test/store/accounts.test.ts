@@ -57,4 +57,12 @@ describeEachEngine('accounts', (engine) => {
     assert.equal(after?.creditsAvailable, maxCredits);
     assert.equal(after?.creditsReserved, 0);
   });
+
+  test('an account already at the largest balance with credits reserved (made before the bound) is refused a grant cleanly', async () => {
+    const account = await createAccount(store.db, { email: email('legacy'), plan: 'paid', credits: 10 });
+    await createTask(store.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 10 });
+    await store.db.updateTable('accounts').set({ credits_available: maxCredits }).where('id', '=', account.id).execute();
+    await assert.rejects(grantCredits(store.db, account.id, 1, false), CreditLimitError);
+    assert.equal((await findAccount(store.db, account.id))?.creditsAvailable, maxCredits);
+  });
 });
