@@ -1,7 +1,7 @@
 // Requests that no route can take as they are: paths the router cannot decode, ids that cannot
 // name anything, query strings and header blocks a client mangled. Each still gets the Error body
 // with a request id, and the checks keep their order (API key first).
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -21,65 +21,6 @@ async function expectError(res: Response, status: number, code: string): Promise
   return body.error;
 }
 
-describeEachEngine('task ids and result URLs that cannot name anything', (engine) => {
-  let server: TestServer;
-  let key: string;
-  before(async () => {
-    server = await startTestServer({}, { engine });
-    ({ key } = await server.account());
-  });
-  after(() => server.close());
-
-  const unnameableIds = [
-    ['malformed percent-encoding', '%E0%A4%A'],
-    ['an encoded lone surrogate', '%ED%A0%80'],
-    ['101 characters', `bgr_${'a'.repeat(97)}`],
-    ['2000 characters', `bgr_${'a'.repeat(1996)}`],
-    ['a NUL character', '%00'],
-    ['a NUL character after the prefix', 'bgr_%00aaaaaaaaaaaaaaaaaaa'],
-    ['a control character', 'bgr_%01'],
-    ['a non-ASCII character', 'bgr_%C3%A9'],
-    ['upper case', 'BGR_AAAAAAAAAAAAAAAAAAAA'],
-  ] as const;
-
-  for (const [label, id] of unnameableIds) {
-    test(`a task id with ${label} gets 401 without a key and 404 task_not_found with one`, async () => {
-      await expectError(await server.request(`/api/v1/bg/removals/${id}`), 401, 'invalid_api_key');
-      const res = await server.request(`/api/v1/bg/removals/${id}`, { key });
-      await expectError(res, 404, 'task_not_found');
-      assert.ok(res.headers.get('x-ratelimit-remaining'), 'the request counted against the rate limit');
-    });
-  }
-
-  test('a task id with malformed percent-encoding still gets 403 api_access_required for a key without API access', async () => {
-    const free = await server.account({ plan: 'free', credits: 0 });
-    await expectError(await server.request('/api/v1/bg/removals/%E0%A4%A', { key: free.key }), 403, 'api_access_required');
-  });
-
-  test('a result URL with malformed percent-encoding gets 403 result_url_invalid', async () => {
-    await expectError(await server.request('/api/v1/results/%E0%A4%A?expires=1&signature=abc'), 403, 'result_url_invalid');
-  });
-
-  test('a result URL with a NUL or a control character in its key gets 403 result_url_invalid', async () => {
-    await expectError(await server.request('/api/v1/results/%00?expires=1&signature=abc'), 403, 'result_url_invalid');
-    await expectError(await server.request('/api/v1/results/bgr_%01.png?expires=%00&signature=%00'), 403, 'result_url_invalid');
-  });
-
-  test('a result URL with a key longer than any key gets 403 result_url_invalid', async () => {
-    await expectError(await server.request(`/api/v1/results/bgr_${'a'.repeat(200)}.png?expires=1&signature=abc`), 403, 'result_url_invalid');
-  });
-
-  test('a result URL with a repeated query parameter gets 403 result_url_invalid', async () => {
-    await expectError(await server.request('/api/v1/results/bgr_aaaaaaaaaaaaaaaaaaaa.png?expires=1&expires=2&signature=abc'), 403, 'result_url_invalid');
-    await expectError(await server.request('/api/v1/results/bgr_aaaaaaaaaaaaaaaaaaaa.png?expires=1&signature=a&signature=b'), 403, 'result_url_invalid');
-  });
-
-  test('any other path with malformed percent-encoding gets 400 invalid_request', async () => {
-    const error = await expectError(await server.request('/api/v1/nothing/%E0%A4%A', { key }), 400, 'invalid_request');
-    assert.match(error.message, /percent-encod/);
-  });
-});
-
 /** Sends bytes as they are, for requests no well-behaved client would send, and reads the whole answer. */
 function rawRequest(server: TestServer, text: string): Promise<{ status: number; headers: Map<string, string>; body: string }> {
   const { port } = new URL(server.url);
@@ -97,7 +38,7 @@ function rawRequest(server: TestServer, text: string): Promise<{ status: number;
   });
 }
 
-describeEachEngine('requests the HTTP parser refuses', (engine) => {
+describeEachEngine('requests no route can take as they are', (engine) => {
   let server: TestServer;
   let key: string;
   before(async () => {
@@ -106,39 +47,92 @@ describeEachEngine('requests the HTTP parser refuses', (engine) => {
   });
   after(() => server.close());
 
-  async function expectRawError(text: string, status: number): Promise<string> {
-    const res = await rawRequest(server, text);
-    assert.equal(res.status, status, res.body);
-    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-    const body = JSON.parse(res.body) as ApiErrorBody;
-    assert.equal(body.error.code, 'invalid_request');
-    assert.match(body.error.request_id, /^req_/);
-    assert.equal(body.error.request_id, res.headers.get('x-request-id'));
-    return body.error.message;
-  }
+  describe('task ids and result URLs that cannot name anything', () => {
+    const unnameableIds = [
+      ['malformed percent-encoding', '%E0%A4%A'],
+      ['an encoded lone surrogate', '%ED%A0%80'],
+      ['101 characters', `bgr_${'a'.repeat(97)}`],
+      ['2000 characters', `bgr_${'a'.repeat(1996)}`],
+      ['a NUL character', '%00'],
+      ['a NUL character after the prefix', 'bgr_%00aaaaaaaaaaaaaaaaaaa'],
+      ['a control character', 'bgr_%01'],
+      ['a non-ASCII character', 'bgr_%C3%A9'],
+      ['upper case', 'BGR_AAAAAAAAAAAAAAAAAAAA'],
+    ] as const;
 
-  test('a header block over 16 KB gets 431 with the Error body and a request id', async () => {
-    const message = await expectRawError(`GET /api/v1/bg/removals/x HTTP/1.1\r\nHost: a\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431);
-    assert.match(message, /header/i);
+    for (const [label, id] of unnameableIds) {
+      test(`a task id with ${label} gets 401 without a key and 404 task_not_found with one`, async () => {
+        await expectError(await server.request(`/api/v1/bg/removals/${id}`), 401, 'invalid_api_key');
+        const res = await server.request(`/api/v1/bg/removals/${id}`, { key });
+        await expectError(res, 404, 'task_not_found');
+        assert.ok(res.headers.get('x-ratelimit-remaining'), 'the request counted against the rate limit');
+      });
+    }
+
+    test('a task id with malformed percent-encoding still gets 403 api_access_required for a key without API access', async () => {
+      const free = await server.account({ plan: 'free', credits: 0 });
+      await expectError(await server.request('/api/v1/bg/removals/%E0%A4%A', { key: free.key }), 403, 'api_access_required');
+    });
+
+    test('a result URL with malformed percent-encoding gets 403 result_url_invalid', async () => {
+      await expectError(await server.request('/api/v1/results/%E0%A4%A?expires=1&signature=abc'), 403, 'result_url_invalid');
+    });
+
+    test('a result URL with a NUL or a control character in its key gets 403 result_url_invalid', async () => {
+      await expectError(await server.request('/api/v1/results/%00?expires=1&signature=abc'), 403, 'result_url_invalid');
+      await expectError(await server.request('/api/v1/results/bgr_%01.png?expires=%00&signature=%00'), 403, 'result_url_invalid');
+    });
+
+    test('a result URL with a key longer than any key gets 403 result_url_invalid', async () => {
+      await expectError(await server.request(`/api/v1/results/bgr_${'a'.repeat(200)}.png?expires=1&signature=abc`), 403, 'result_url_invalid');
+    });
+
+    test('a result URL with a repeated query parameter gets 403 result_url_invalid', async () => {
+      await expectError(await server.request('/api/v1/results/bgr_aaaaaaaaaaaaaaaaaaaa.png?expires=1&expires=2&signature=abc'), 403, 'result_url_invalid');
+      await expectError(await server.request('/api/v1/results/bgr_aaaaaaaaaaaaaaaaaaaa.png?expires=1&signature=a&signature=b'), 403, 'result_url_invalid');
+    });
+
+    test('any other path with malformed percent-encoding gets 400 invalid_request', async () => {
+      const error = await expectError(await server.request('/api/v1/nothing/%E0%A4%A', { key }), 400, 'invalid_request');
+      assert.match(error.message, /percent-encod/);
+    });
   });
 
-  test('a control character in a header gets 400 with the Error body and a request id', async () => {
-    await expectRawError(`GET /api/v1/bg/removals/x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \x01abc\r\n\r\n`, 400);
-  });
+  describe('requests the HTTP parser refuses', () => {
+    async function expectRawError(text: string, status: number): Promise<string> {
+      const res = await rawRequest(server, text);
+      assert.equal(res.status, status, res.body);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      const body = JSON.parse(res.body) as ApiErrorBody;
+      assert.equal(body.error.code, 'invalid_request');
+      assert.match(body.error.request_id, /^req_/);
+      assert.equal(body.error.request_id, res.headers.get('x-request-id'));
+      return body.error.message;
+    }
 
-  test('a NUL in the Idempotency-Key header gets 400 with the Error body, never reaching the database', async () => {
-    const body = JSON.stringify({ image_url: 'https://images.example.test/photo.jpg' });
-    await expectRawError(
-      `POST /api/v1/bg/removals HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
-        `Idempotency-Key: a\x00b\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-      400,
-    );
-  });
+    test('a header block over 16 KB gets 431 with the Error body and a request id', async () => {
+      const message = await expectRawError(`GET /api/v1/bg/removals/x HTTP/1.1\r\nHost: a\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431);
+      assert.match(message, /header/i);
+    });
 
-  test('two Content-Length headers get 400 with the Error body and a request id', async () => {
-    await expectRawError(
-      `POST /api/v1/bg/removals HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{"a":1}`,
-      400,
-    );
+    test('a control character in a header gets 400 with the Error body and a request id', async () => {
+      await expectRawError(`GET /api/v1/bg/removals/x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \x01abc\r\n\r\n`, 400);
+    });
+
+    test('a NUL in the Idempotency-Key header gets 400 with the Error body, never reaching the database', async () => {
+      const body = JSON.stringify({ image_url: 'https://images.example.test/photo.jpg' });
+      await expectRawError(
+        `POST /api/v1/bg/removals HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+          `Idempotency-Key: a\x00b\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        400,
+      );
+    });
+
+    test('two Content-Length headers get 400 with the Error body and a request id', async () => {
+      await expectRawError(
+        `POST /api/v1/bg/removals HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{"a":1}`,
+        400,
+      );
+    });
   });
 });
