@@ -1,29 +1,50 @@
-// Retention's deletes. Each item (a task's result files, an upload) is recorded as deleted only
-// after all of its files are gone, and one file that cannot be deleted (a transient S3 error) holds
-// back only its own item, which the next sweep tries again; deleting a file already gone succeeds.
+// Retention's deletes, for result files and uploads alike. Expired items are read in batches of
+// bounded size (one statement naming every expired id outgrew the engines' parameter limits after a
+// backlog); each item is recorded as deleted only after all of its files are gone, and one file
+// that cannot be deleted (a transient S3 error) holds back only its own item, which the next sweep
+// tries again. Deleting a file already gone succeeds.
 
 /** Deletes lanes of files at once; a bucket answers each delete in a round trip. */
 const lanes = 8;
 
-/** The items whose files were all deleted; each failure is reported to onFailure. */
-export async function deleteFilesOf<T>(
-  items: readonly T[],
-  keysOf: (item: T) => readonly string[],
-  remove: (key: string) => Promise<void>,
-  onFailure: (key: string, err: unknown) => void,
-): Promise<T[]> {
+export interface ExpiredFiles<T extends { taskId: string }> {
+  /** Up to `batch` items, in task id order after `after`. */
+  find(after: string | undefined): Promise<T[]>;
+  batch: number;
+  keysOf(item: T): readonly string[];
+  remove(key: string): Promise<void>;
+  /** Records that these tasks' files are deleted. */
+  record(taskIds: string[]): Promise<void>;
+  onFailure(key: string, err: unknown): void;
+}
+
+/** Sweeps every expired item; returns how many were deleted and recorded. */
+export async function deleteExpiredFiles<T extends { taskId: string }>(sweep: ExpiredFiles<T>): Promise<number> {
+  let deleted = 0;
+  let after: string | undefined;
+  for (;;) {
+    const batch = await sweep.find(after);
+    const done = await deleteFilesOf(batch, sweep);
+    await sweep.record(done.map((item) => item.taskId));
+    deleted += done.length;
+    if (batch.length < sweep.batch) return deleted;
+    after = batch.at(-1)!.taskId;
+  }
+}
+
+async function deleteFilesOf<T extends { taskId: string }>(items: readonly T[], sweep: ExpiredFiles<T>): Promise<T[]> {
   const deleted: T[] = [];
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < items.length) {
       const item = items[next++]!;
       let complete = true;
-      for (const key of keysOf(item)) {
+      for (const key of sweep.keysOf(item)) {
         try {
-          await remove(key);
+          await sweep.remove(key);
         } catch (err) {
           complete = false;
-          onFailure(key, err);
+          sweep.onFailure(key, err);
         }
       }
       if (complete) deleted.push(item);

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { outputFormats } from '../domain/removal-request.ts';
 import type { Db } from './database.ts';
 
-/** Tasks per batch: well within SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
+/** Tasks per batch of retention, for results and uploads: well within SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
 export const retentionBatch = 500;
 
 export interface ExpiredResult {

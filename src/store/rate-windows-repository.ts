@@ -16,8 +16,8 @@ const withRateWindows = (db: Db) => db.withTables<{ rate_windows: RateWindowsTab
 // Runs on every authenticated request: one statement, one round trip, atomic under concurrent
 // requests from any number of processes (the conflict makes the second writer update the row the
 // first inserted). A count lost in a database crash only lets a key a few more requests in that
-// minute, so the statement does not wait for the WAL flush (set_config(…, true) lasts until its own
-// commit), which would otherwise be most of its cost.
+// minute, so, like the heartbeat (lease-postgres.ts), the statement does not wait for the WAL flush
+// (set_config(…, true) lasts until its own commit).
 const countOne = `
   with relaxed as (select set_config('synchronous_commit', 'off', true) as setting)
   insert into rate_windows (api_key_id, window_start, count)

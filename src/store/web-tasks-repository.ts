@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { Db, Tx } from './database.ts';
 import { toTask, type Task } from './task-row.ts';
+import { retentionBatch } from './maintenance-repository.ts';
 
 export interface TaskSource {
   uploadKey: string | null;
@@ -60,9 +61,6 @@ export async function uploadBelongsTo(db: Db, uploadKey: string, accountId: stri
   return row !== undefined;
 }
 
-/** Uploads per batch of retention: well within either engine's bound on parameters. */
-export const uploadRetentionBatch = 500;
-
 export interface ExpiredUpload {
   taskId: string;
   uploadKey: string;
@@ -71,7 +69,7 @@ export interface ExpiredUpload {
 const expiredUploadRow = z.object({ task_id: z.string(), upload_key: z.string() });
 
 /**
- * Up to uploadRetentionBatch uploads, in task id order after `after`, of tasks finished before the
+ * Up to retentionBatch uploads, in task id order after `after`, of tasks finished before the
  * cutoff. They stay recorded until forgetUploads, after their files are deleted.
  */
 export async function findExpiredUploads(db: Db, finishedBefore: number, after: string | undefined): Promise<ExpiredUpload[]> {
@@ -83,7 +81,7 @@ export async function findExpiredUploads(db: Db, finishedBefore: number, after: 
     .where('tasks.finished_at', '<', finishedBefore)
     .$if(after !== undefined, (q) => q.where('web_task_sources.task_id', '>', after!))
     .orderBy('web_task_sources.task_id')
-    .limit(uploadRetentionBatch)
+    .limit(retentionBatch)
     .execute();
   return rows.map((row) => {
     const r = expiredUploadRow.parse(row);
@@ -91,10 +89,10 @@ export async function findExpiredUploads(db: Db, finishedBefore: number, after: 
   });
 }
 
-/** Records that the uploads of these tasks (at most uploadRetentionBatch) are deleted. */
+/** Records that the uploads of these tasks (at most retentionBatch) are deleted. */
 export async function forgetUploads(db: Db, taskIds: readonly string[]): Promise<void> {
   if (taskIds.length === 0) return;
-  if (taskIds.length > uploadRetentionBatch) throw new RangeError(`at most ${uploadRetentionBatch} uploads at once, not ${taskIds.length}`);
+  if (taskIds.length > retentionBatch) throw new RangeError(`at most ${retentionBatch} uploads at once, not ${taskIds.length}`);
   await db.updateTable('web_task_sources').set({ upload_key: null }).where('task_id', 'in', taskIds).execute();
 }
 

@@ -3,11 +3,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
-import { deleteFilesOf } from '../storage/delete-files.ts';
+import { deleteExpiredFiles } from '../storage/delete-files.ts';
+import { retentionBatch } from '../store/maintenance-repository.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
 import { purgeSignInAttempts } from '../store/web-accounts-repository.ts';
 import { purgeExpiredSessions } from '../store/web-sessions-repository.ts';
-import { findExpiredUploads, forgetUploads, uploadRetentionBatch } from '../store/web-tasks-repository.ts';
+import { findExpiredUploads, forgetUploads } from '../store/web-tasks-repository.ts';
 
 const dayMs = 86_400_000;
 
@@ -27,19 +28,15 @@ export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now
 }
 
 /** The file first, then the record: an upload is never forgotten while its file may remain. */
-async function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number): Promise<number> {
-  let deleted = 0;
-  let after: string | undefined;
-  for (;;) {
-    const batch = await findExpiredUploads(deps.db, finishedBefore, after);
-    const done = await deleteFilesOf(batch, (upload) => [upload.uploadKey], (key) => deps.uploads.delete(key), (key, err) =>
-      deps.logger?.warn({ err, key }, 'deleting an upload failed; the next run tries again'),
-    );
-    await forgetUploads(deps.db, done.map((upload) => upload.taskId));
-    deleted += done.length;
-    if (batch.length < uploadRetentionBatch) return deleted;
-    after = batch.at(-1)!.taskId;
-  }
+function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number): Promise<number> {
+  return deleteExpiredFiles({
+    find: (after) => findExpiredUploads(deps.db, finishedBefore, after),
+    batch: retentionBatch,
+    keysOf: (upload) => [upload.uploadKey],
+    remove: (key) => deps.uploads.delete(key),
+    record: (taskIds) => forgetUploads(deps.db, taskIds),
+    onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an upload failed; the next run tries again'),
+  });
 }
 
 export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: FastifyBaseLogger, intervalMs = 60_000): () => void {

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import { findExpiredResults, markResultsDeleted, purgeIdempotencyKeys, retentionBatch } from '../store/maintenance-repository.ts';
-import { deleteFilesOf } from '../storage/delete-files.ts';
+import { deleteExpiredFiles } from '../storage/delete-files.ts';
 import { keysOfTask, type ResultStore } from '../storage/result-store.ts';
 
 const hourMs = 3_600_000;
@@ -28,19 +28,15 @@ export class Maintenance {
   }
 
   /** Files first, then the row: a row is never marked deleted while a file of it may remain. */
-  private async deleteExpiredResults(finishedBefore: number, now: number): Promise<number> {
-    let deleted = 0;
-    let after: string | undefined;
-    for (;;) {
-      const batch = await findExpiredResults(this.db, finishedBefore, after);
-      const done = await deleteFilesOf(batch, keysOfTask, (key) => this.results.delete(key), (key, err) =>
-        this.logger.warn({ err, key }, 'deleting a result file failed; the next sweep tries again'),
-      );
-      await markResultsDeleted(this.db, done.map((task) => task.taskId), now);
-      deleted += done.length;
-      if (batch.length < retentionBatch) return deleted;
-      after = batch.at(-1)!.taskId;
-    }
+  private deleteExpiredResults(finishedBefore: number, now: number): Promise<number> {
+    return deleteExpiredFiles({
+      find: (after) => findExpiredResults(this.db, finishedBefore, after),
+      batch: retentionBatch,
+      keysOf: keysOfTask,
+      remove: (key) => this.results.delete(key),
+      record: (taskIds) => markResultsDeleted(this.db, taskIds, now),
+      onFailure: (key, err) => this.logger.warn({ err, key }, 'deleting a result file failed; the next sweep tries again'),
+    });
   }
 
   start(intervalMs = 60_000): void {

@@ -81,9 +81,9 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       async (request) => {
         const account = requireAccount(request);
         const id = request.params.task_id;
-        if (!isWellFormedId('bgr', id)) throw new ApiError('task_not_found', malformedTaskIdMessage);
+        // An id that cannot be a task's finds nothing; its shape is looked at only then, for the hint.
         const task = await findTaskForAccount(ctx.db, id, account.id);
-        if (!task) throw new ApiError('task_not_found', `No task ${id} for this account.`);
+        if (!task) throw new ApiError('task_not_found', isWellFormedId('bgr', id) ? `No task ${id} for this account.` : malformedTaskIdMessage);
         return toBgRemoval(task, ctx.links);
       },
     );
