@@ -6,6 +6,24 @@ import path from 'node:path';
 import { isResultKey, type ResultStore } from './result-store.ts';
 import { writeFileAtomically } from './atomic-write.ts';
 
+/** An open result file: read it once (whole or one byte range), or close it unread. */
+export class StoredResult {
+  constructor(
+    private readonly handle: fsp.FileHandle,
+    readonly size: number,
+    readonly modified: Date,
+  ) {}
+
+  /** Bytes start..end inclusive, as HTTP ranges count them; the file closes when the stream ends. */
+  read(range: { start: number; end: number } = { start: 0, end: Math.max(0, this.size - 1) }): fs.ReadStream {
+    return this.handle.createReadStream({ start: range.start, end: range.end, autoClose: true });
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}
+
 export class DiskResultStore implements ResultStore {
   constructor(private readonly dir: string) {
     fs.mkdirSync(dir, { recursive: true });
@@ -20,14 +38,24 @@ export class DiskResultStore implements ResultStore {
     await writeFileAtomically(this.pathOf(key), data);
   }
 
-  async open(key: string): Promise<{ stream: fs.ReadStream; size: number } | undefined> {
+  /**
+   * The file is opened before it is measured: once open it outlives a retention sweep that
+   * deletes it, so a download that found it is served whole instead of failing half-answered.
+   */
+  async open(key: string): Promise<StoredResult | undefined> {
     if (!isResultKey(key)) return undefined;
-    const file = this.pathOf(key);
+    let handle: fsp.FileHandle;
     try {
-      const stat = await fsp.stat(file);
-      return { stream: fs.createReadStream(file), size: stat.size };
+      handle = await fsp.open(this.pathOf(key), 'r');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    try {
+      const stat = await handle.stat();
+      return new StoredResult(handle, stat.size, stat.mtime);
+    } catch (err) {
+      await handle.close();
       throw err;
     }
   }

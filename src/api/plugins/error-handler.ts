@@ -8,7 +8,16 @@ export function errorBody(code: ApiErrorCode, message: string, requestId: string
   return { error: { code, message, request_id: requestId } };
 }
 
+// Headers a download sets before its file is read: an error that follows must not describe its
+// JSON body as the image (nor let a cache keep it as one). A stream's headers are already on the
+// raw response, waiting for its first bytes, so they are removed there too.
+const headersOfTheFile = ['Content-Type', 'Content-Length', 'Content-Disposition', 'Content-Range', 'Accept-Ranges', 'ETag', 'Last-Modified', 'Cache-Control'];
+
 export function sendError(reply: FastifyReply, request: FastifyRequest, code: ApiErrorCode, message: string, headers: Record<string, string> = {}) {
+  for (const name of headersOfTheFile) {
+    reply.removeHeader(name);
+    if (!reply.raw.headersSent) reply.raw.removeHeader(name);
+  }
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
   return reply.code(apiErrors[code].status).send(errorBody(code, message, request.id));
 }

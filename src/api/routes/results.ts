@@ -1,10 +1,12 @@
+import { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ApiError } from '../../domain/errors.ts';
 import { errorResponses } from '../schemas.ts';
 import type { ApiContext } from '../context.ts';
+import { answerFor, entityTag } from '../result-response.ts';
+import { contentTypeOf } from '../../storage/result-store.ts';
 
-const contentTypes: Record<string, string> = { png: 'image/png', webp: 'image/webp' };
 const signedParameter = z.string().optional().catch(undefined);
 
 export const invalidResultUrlMessage = 'The result URL signature is missing or does not match.';
@@ -20,7 +22,10 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           description:
             'The `output.url` of a succeeded task. It needs no Authorization header: the URL itself carries an expiry and an HMAC ' +
             'signature. A changed URL gets 403 `result_url_invalid`, an expired one 410 `result_url_expired` (GET the task for a fresh URL), ' +
-            'and a result deleted after the retention period 404 `result_not_found`.',
+            'and a result deleted after the retention period 404 `result_not_found`. Downloads can resume and revalidate: the answer carries ' +
+            '`ETag`, `Last-Modified` and `Accept-Ranges: bytes`; one byte range (`Range: bytes=…`, honoured under a matching `If-Range`) ' +
+            'gets 206 with `Content-Range`, a range that starts past the end 416 `range_not_satisfiable` with `Content-Range: bytes */<size>`, ' +
+            'and several ranges or a malformed header the whole file; a matching `If-None-Match` or `If-Modified-Since` gets 304.',
           params: z.object({ key: z.string() }),
           // A parameter given twice is not the URL we signed: it reads as missing, so the answer is
           // 403 result_url_invalid like any other changed URL, not a validation error.
@@ -33,7 +38,15 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
                 'image/webp': { schema: z.unknown().describe('Lossless WebP with an alpha channel.') },
               },
             },
-            ...errorResponses(['result_url_invalid', 'result_url_expired', 'result_not_found']),
+            206: {
+              description: 'The byte range asked for by `Range`, with `Content-Range`.',
+              content: {
+                'image/png': { schema: z.unknown().describe('Part of the PNG.') },
+                'image/webp': { schema: z.unknown().describe('Part of the WebP.') },
+              },
+            },
+            304: z.null().describe('The copy the client holds (`If-None-Match` / `If-Modified-Since`) is current; no body.'),
+            ...errorResponses(['result_url_invalid', 'result_url_expired', 'result_not_found', 'range_not_satisfiable']),
           },
         },
       },
@@ -44,14 +57,29 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         if (check === 'expired') throw new ApiError('result_url_expired', 'The result URL has expired; GET the task again for a fresh URL.');
         const file = await ctx.downloads?.open(key);
         if (!file) throw new ApiError('result_not_found', 'The result no longer exists; results are deleted after the retention period.');
-        const extension = key.split('.').pop() ?? '';
+        const tag = entityTag(file);
+        const lastModified = file.modified.toUTCString();
         const secondsLeft = Math.max(0, Number(request.query.expires) - Math.floor(Date.now() / 1000));
-        return reply
-          .header('Content-Type', contentTypes[extension] ?? 'application/octet-stream')
-          .header('Content-Length', String(file.size))
+        const answer = answerFor(request.method, request.headers, { size: file.size, tag, modified: file.modified });
+        if (answer.kind === 'unsatisfiable') {
+          await file.close();
+          throw new ApiError('range_not_satisfiable', `The requested range is outside the result's ${file.size} bytes.`, {
+            'Content-Range': `bytes */${file.size}`,
+          });
+        }
+        reply
+          .header('ETag', tag)
+          .header('Last-Modified', lastModified)
           .header('Cache-Control', `private, max-age=${secondsLeft}`)
-          .header('Content-Disposition', `inline; filename="${key}"`)
-          .send(file.stream);
+          .header('Accept-Ranges', 'bytes');
+        // Both answer without a body; a HEAD must not read the file either.
+        if (answer.kind === 'not-modified' || request.method === 'HEAD') await file.close();
+        if (answer.kind === 'not-modified') return reply.code(304).send();
+        reply.header('Content-Type', contentTypeOf(key)).header('Content-Disposition', `inline; filename="${key}"`);
+        const range = answer.kind === 'part' ? answer : { start: 0, end: file.size - 1 };
+        if (answer.kind === 'part') reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`);
+        reply.header('Content-Length', String(range.end - range.start + 1));
+        return reply.send(request.method === 'HEAD' ? Readable.from([]) : file.read(range));
       },
     );
   };

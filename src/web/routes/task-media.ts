@@ -41,7 +41,7 @@ export function taskMediaRoutes(ctx: WebContext) {
       const file = await ctx.downloads.open(task.result_key);
       if (!file) return sendNotFound(reply);
       const chunks: Buffer[] = [];
-      for await (const chunk of file.stream) chunks.push(chunk as Buffer);
+      for await (const chunk of file.read()) chunks.push(chunk as Buffer);
       const thumbnail = await sharp(Buffer.concat(chunks))
         .resize({ width: thumbnailSide, height: thumbnailSide, fit: 'inside' })
         .webp({ quality: 80 })

@@ -1,0 +1,123 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
+import { loadSigningSecret, ResultUrlSigner } from '../../src/storage/signed-url.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+// Resuming and revalidating downloads of a stored result, as download managers and browsers do.
+let server: TestServer;
+let store: DiskResultStore;
+let signer: ResultUrlSigner;
+const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
+const key = 'bgr_downloadsresume0001-1.png';
+let url: string;
+
+async function errorCode(res: Response): Promise<string> {
+  return ((await res.json()) as { error: { code: string } }).error.code;
+}
+
+before(async () => {
+  server = await startTestServer({ CUTOUT_RESULT_URL_TTL_SECONDS: '600' });
+  store = new DiskResultStore(path.join(server.dataDir, 'results'));
+  await store.put(key, bytes);
+  signer = new ResultUrlSigner(loadSigningSecret(server.dataDir, undefined), () => server.url, 600);
+  url = signer.sign(key, Date.now()).url;
+});
+after(() => server.close());
+
+test('a download names its version and says that ranges are accepted', async () => {
+  const res = await fetch(url);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'image/png');
+  assert.equal(res.headers.get('content-length'), '1000');
+  assert.equal(res.headers.get('accept-ranges'), 'bytes');
+  assert.match(res.headers.get('etag') ?? '', /^"[0-9a-f]+-[0-9a-f]+"$/);
+  assert.ok(Date.parse(res.headers.get('last-modified') ?? '') > 0);
+  assert.deepEqual(Buffer.from(await res.arrayBuffer()), bytes);
+});
+
+test('an interrupted download resumes with a byte range and gets 206 with only those bytes', async () => {
+  for (const [range, start, end] of [['bytes=0-9', 0, 9], ['bytes=990-', 990, 999], ['bytes=-5', 995, 999], ['bytes=500-5000', 500, 999]] as const) {
+    const res = await fetch(url, { headers: { Range: range } });
+    assert.equal(res.status, 206, range);
+    assert.equal(res.headers.get('content-range'), `bytes ${start}-${end}/1000`, range);
+    assert.equal(res.headers.get('content-length'), String(end - start + 1), range);
+    assert.equal(res.headers.get('content-type'), 'image/png');
+    assert.deepEqual(Buffer.from(await res.arrayBuffer()), bytes.subarray(start, end + 1), range);
+  }
+});
+
+test('a range that starts past the end gets 416 range_not_satisfiable with the size, as the Error body', async () => {
+  const res = await fetch(url, { headers: { Range: 'bytes=1000-' } });
+  assert.equal(res.status, 416);
+  assert.equal(res.headers.get('content-range'), 'bytes */1000');
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  assert.equal(res.headers.get('content-disposition'), null);
+  assert.equal(await errorCode(res), 'range_not_satisfiable');
+});
+
+test('several ranges, another unit or a malformed header get the whole file', async () => {
+  for (const range of ['bytes=0-1,5-6', 'items=0-1', 'bytes=abc']) {
+    const res = await fetch(url, { headers: { Range: range } });
+    assert.equal(res.status, 200, range);
+    assert.equal((await res.arrayBuffer()).byteLength, 1000, range);
+  }
+});
+
+test('a range under If-Range is served only while the file is the version the client names', async () => {
+  const tag = (await fetch(url, { method: 'HEAD' })).headers.get('etag') ?? '';
+  const same = await fetch(url, { headers: { Range: 'bytes=0-9', 'If-Range': tag } });
+  assert.equal(same.status, 206);
+  await same.arrayBuffer();
+  const other = await fetch(url, { headers: { Range: 'bytes=0-9', 'If-Range': '"0-0"' } });
+  assert.equal(other.status, 200);
+  assert.equal((await other.arrayBuffer()).byteLength, 1000);
+});
+
+test('a client holding the current version gets 304 without a body', async () => {
+  const first = await fetch(url);
+  await first.arrayBuffer();
+  const tag = first.headers.get('etag') ?? '';
+  const byTag = await fetch(url, { headers: { 'If-None-Match': tag } });
+  assert.equal(byTag.status, 304);
+  assert.equal(byTag.headers.get('etag'), tag);
+  assert.equal((await byTag.arrayBuffer()).byteLength, 0);
+  const byDate = await fetch(url, { headers: { 'If-Modified-Since': first.headers.get('last-modified') ?? '' } });
+  assert.equal(byDate.status, 304);
+  const changed = await fetch(url, { headers: { 'If-None-Match': '"0-0"' } });
+  assert.equal(changed.status, 200);
+  assert.equal((await changed.arrayBuffer()).byteLength, 1000);
+});
+
+test('HEAD gives the headers of the download and no body', async () => {
+  const res = await fetch(url, { method: 'HEAD' });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-length'), '1000');
+  assert.equal(res.headers.get('content-type'), 'image/png');
+  assert.equal((await res.arrayBuffer()).byteLength, 0);
+});
+
+test('a result deleted by retention after its download began is still served whole', async () => {
+  const file = await store.open(key);
+  assert.ok(file);
+  await store.delete(key);
+  const chunks: Buffer[] = [];
+  for await (const chunk of file.read()) chunks.push(chunk as Buffer);
+  assert.deepEqual(Buffer.concat(chunks), bytes);
+  assert.equal(await store.open(key), undefined);
+  await store.put(key, bytes);
+});
+
+test('a result file that cannot be read gets the Error body, not image headers over JSON', async () => {
+  const broken = 'bgr_downloadsbroken0001-1.png';
+  // A folder where the file should be opens, then fails at the first read.
+  await fs.mkdir(path.join(server.dataDir, 'results', broken));
+  const res = await fetch(signer.sign(broken, Date.now()).url);
+  assert.equal(res.status, 500);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  assert.equal(res.headers.get('content-disposition'), null);
+  assert.equal(res.headers.get('cache-control'), null);
+  assert.equal(await errorCode(res), 'internal_error');
+});
