@@ -3,9 +3,10 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomToken } from '../domain/ids.ts';
 import type { ApiContext } from './context.ts';
+import { openApiDocument, publishComponents, transformRoute } from './openapi-document.ts';
 import { apiDescription } from './openapi-info.ts';
 import { answerClientError } from './plugins/client-errors.ts';
 import { registerErrorHandling } from './plugins/error-handler.ts';
@@ -50,8 +51,8 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
     },
     // The web app, the probes and the docs share the server but are not part of the interface,
     // whose paths are all relative to the server entry /api/v1.
-    transform: (route) => (route.url.startsWith('/api/v1/') ? jsonSchemaTransform(route) : { schema: { hide: true }, url: route.url }),
-    transformObject: jsonSchemaTransformObject,
+    transform: (route) => (route.url.startsWith('/api/v1/') ? transformRoute(route) : { schema: { hide: true }, url: route.url }),
+    transformObject: publishComponents,
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
@@ -65,11 +66,4 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
   );
   await app.register(webApp(ctx));
   return app;
-}
-
-/** Paths are published relative to the server entry `/api/v1`, as the specification writes them. */
-function openApiDocument(app: FastifyInstance): unknown {
-  const doc = app.swagger() as { paths?: Record<string, unknown> };
-  const paths = Object.fromEntries(Object.entries(doc.paths ?? {}).map(([p, v]) => [p.replace(/^\/api\/v1/, ''), v]));
-  return { ...doc, paths };
 }

@@ -32,7 +32,8 @@ export const imageUrlSchema = z
 export const createRemovalBodySchema = z
   .strictObject(
     {
-    image_url: imageUrlSchema.describe('Public HTTP(S) URL of the source image, at most 2048 characters.'),
+    // `format` is only published (the checks above are what validates): an absolute http(s) URL.
+    image_url: imageUrlSchema.meta({ description: 'Public HTTP(S) URL of the source image, at most 2048 characters.', format: 'uri' }),
     model: z
       .literal('bg-remover', { error: 'model must be "bg-remover" (the only model of this version)' })
       .optional()

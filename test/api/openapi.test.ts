@@ -8,8 +8,14 @@ interface OpenApiDoc {
   openapi: string;
   servers: { url: string }[];
   info: { version: string; description: string };
-  paths: Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string; in: string }[] }>>;
-  components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+  paths: Record<string, Record<string, { responses: Record<string, ResponseObject>; parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: { $ref?: string } }> } }>>;
+  components: { schemas: Record<string, { properties?: Record<string, { format?: string }>; required?: string[] }> };
+}
+
+interface ResponseObject {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, unknown>;
 }
 
 describeEachEngine('OpenAPI description', (engine) => {
@@ -49,6 +55,80 @@ describeEachEngine('OpenAPI description', (engine) => {
       ['created_at', 'error', 'id', 'input', 'model', 'object', 'output', 'status', 'updated_at', 'usage'].sort(),
     );
     assert.ok(schemas.Error);
+  });
+
+  test('publishes the request body as CreateBgRemoval, as a client sends it: only image_url is required', () => {
+    const body = doc.paths['/bg/removals']?.post?.requestBody?.content['application/json']?.schema;
+    assert.equal(body?.$ref, '#/components/schemas/CreateBgRemoval');
+    assert.deepEqual(doc.components.schemas.CreateBgRemoval?.required, ['image_url']);
+    assert.equal(doc.components.schemas.CreateBgRemoval?.properties?.image_url?.format, 'uri');
+  });
+
+  test('publishes each schema once, and only those a path uses', () => {
+    const names = Object.keys(doc.components.schemas);
+    assert.deepEqual(names.filter((n) => n.endsWith('Input')), []);
+    assert.deepEqual(names.sort(), ['BgRemoval', 'BgRemovalError', 'CreateBgRemoval', 'Error']);
+    const text = JSON.stringify(doc);
+    for (const ref of text.match(/#\/components\/schemas\/[A-Za-z]+/g) ?? []) {
+      assert.ok(names.includes(ref.split('/').pop()!), `${ref} resolves`);
+    }
+  });
+
+  test('describes every response, success included, with the headers it carries', () => {
+    const create = doc.paths['/bg/removals']!.post!.responses;
+    const get = doc.paths['/bg/removals/{task_id}']!.get!.responses;
+    const download = doc.paths['/results/{key}']!.get!.responses;
+    for (const response of [...Object.values(create), ...Object.values(get), ...Object.values(download)]) {
+      assert.notEqual(response.description, 'Default Response');
+      assert.ok(response.headers?.['X-Request-Id'], `${response.description} documents X-Request-Id`);
+    }
+    const rateHeaders = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+    for (const [status, response] of [...Object.entries(create), ...Object.entries(get)]) {
+      for (const h of rateHeaders) assert.equal(Boolean(response.headers?.[h]), status !== '401', `${status} and ${h}`);
+      assert.equal(Boolean(response.headers?.['Retry-After']), status === '429', `${status} and Retry-After`);
+    }
+    assert.ok(create['202']?.headers?.['Idempotent-Replayed']);
+    assert.equal(get['200']?.headers?.['Idempotent-Replayed'], undefined);
+    // The signed download takes no API key and is not counted.
+    for (const response of Object.values(download)) assert.deepEqual(Object.keys(response.headers ?? {}), ['X-Request-Id']);
+  });
+
+  test('the documented headers are the ones the API sends', async () => {
+    const { key } = await server.account();
+    const documented = (path: string, method: string, status: number) =>
+      Object.keys(doc.paths[path]![method]!.responses[String(status)]!.headers ?? {}).map((h) => h.toLowerCase()).sort();
+    const sent = (res: Response) => {
+      const names = ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'idempotent-replayed'];
+      return names.filter((h) => res.headers.has(h)).sort();
+    };
+    const create = (headers: Record<string, string> = {}) =>
+      server.request('/api/v1/bg/removals', { method: 'POST', key, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ image_url: 'http://127.0.0.1:9/a.png' }) });
+
+    const first = await create({ 'idempotency-key': 'openapi-headers' });
+    assert.equal(first.status, 202);
+    const replay = await create({ 'idempotency-key': 'openapi-headers' });
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(sent(replay), documented('/bg/removals', 'post', 202));
+    // Without a replay the optional header is simply absent.
+    assert.deepEqual(sent(first), documented('/bg/removals', 'post', 202).filter((h) => h !== 'idempotent-replayed'));
+
+    const invalid = await server.request('/api/v1/bg/removals', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(invalid.status, 400);
+    assert.deepEqual(sent(invalid), documented('/bg/removals', 'post', 400));
+
+    const task = (await first.json()) as { id: string };
+    const found = await server.request(`/api/v1/bg/removals/${task.id}`, { key });
+    assert.equal(found.status, 200);
+    assert.deepEqual(sent(found), documented('/bg/removals/{task_id}', 'get', 200));
+    const missing = await server.request('/api/v1/bg/removals/bgr_00000000000000000000', { key });
+    assert.equal(missing.status, 404);
+    assert.deepEqual(sent(missing), documented('/bg/removals/{task_id}', 'get', 404));
+    const anonymous = await server.request(`/api/v1/bg/removals/${task.id}`);
+    assert.equal(anonymous.status, 401);
+    assert.deepEqual(sent(anonymous), documented('/bg/removals/{task_id}', 'get', 401));
+    const unsigned = await server.request('/api/v1/results/bgr_00000000000000000000-1.png');
+    assert.equal(unsigned.status, 403);
+    assert.deepEqual(sent(unsigned), documented('/results/{key}', 'get', 403));
   });
 
   test('states the decisions taken where the specification is silent', () => {
