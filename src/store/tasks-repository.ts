@@ -55,7 +55,7 @@ export async function createTask(db: Db, req: CreateTaskRequest, now = Date.now(
       if (Number(account.active_tasks) >= req.maxActiveTasks) {
         throw new ApiError(
           'concurrency_limit',
-          `At most ${req.maxActiveTasks} tasks may be queued or processing at once; wait for one to finish.`,
+          `At most ${req.maxActiveTasks} task${req.maxActiveTasks === 1 ? '' : 's'} may be queued or processing at once; wait for one to finish.`,
           { 'Retry-After': String(concurrencyRetryAfterSeconds) },
         );
       }

@@ -117,6 +117,15 @@ describeEachEngine('the task queue', (engine) => {
     assert.equal((await findAccount(store.db, account.id))?.creditsReserved, 0);
   });
 
+  test('the concurrency refusal states the limit in words that agree with it', async () => {
+    const account = await createAccount(store.db, { email: `limit-one-${Date.now()}@example.test`, plan: 'paid', credits: 10 });
+    const create = (maxActiveTasks: number) => createTask(store.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks });
+    await create(1);
+    await assert.rejects(create(1), { code: 'concurrency_limit', message: 'At most 1 task may be queued or processing at once; wait for one to finish.' });
+    await create(2);
+    await assert.rejects(create(2), { code: 'concurrency_limit', message: 'At most 2 tasks may be queued or processing at once; wait for one to finish.' });
+  });
+
   test('a released task is queued again without spending an attempt', async () => {
     const { ids } = await queueTasks(store.db, 1);
     const claimed = await claimNextTask(store.db, lease);
