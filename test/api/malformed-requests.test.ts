@@ -134,5 +134,23 @@ describeEachEngine('requests no route can take as they are', (engine) => {
         400,
       );
     });
+
+    test('chunk extensions over the parser limit get 413 with the Error body and a request id', async () => {
+      const body = '{"a":1}';
+      const message = await expectRawError(
+        `POST /api/v1/bg/removals HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
+          `${body.length.toString(16)};x=${'a'.repeat(20_000)}\r\n${body}\r\n0\r\n\r\n`,
+        413,
+      );
+      assert.match(message, /chunk extensions/);
+    });
+  });
+
+  test('a body over 64 KB gets 400 invalid_request, after the API key check', async () => {
+    const body = JSON.stringify({ image_url: `https://images.example.test/${'a'.repeat(70_000)}` });
+    const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body };
+    await expectError(await server.request('/api/v1/bg/removals', init), 401, 'invalid_api_key');
+    const error = await expectError(await server.request('/api/v1/bg/removals', { ...init, key }), 400, 'invalid_request');
+    assert.match(error.message, /too large/);
   });
 });
