@@ -71,7 +71,9 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         schema: {
           operationId: 'getBgRemoval',
           summary: 'Query task status',
-          description: 'Returns the current state. A succeeded task carries a freshly signed result URL on every call.',
+          description:
+            'Returns the current state. A succeeded task carries a freshly signed result URL on every call. ' +
+            'Checks run in this order: API key (401), rate limit (429), API access (403), task (404).',
           security,
           params: z.object({ task_id: z.string().describe('The `id` of a task.') }),
           response: {
