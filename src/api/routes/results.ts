@@ -74,7 +74,7 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           .header('Accept-Ranges', 'bytes');
         // Both answer without a body; a HEAD must not read the file either.
         if (answer.kind === 'not-modified' || request.method === 'HEAD') await file.close();
-        if (answer.kind === 'not-modified') return reply.code(304).send();
+        if (answer.kind === 'not-modified') return reply.code(304).send(null);
         reply.header('Content-Type', contentTypeOf(key)).header('Content-Disposition', `inline; filename="${key}"`);
         const range = answer.kind === 'part' ? answer : { start: 0, end: file.size - 1 };
         if (answer.kind === 'part') reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`);
