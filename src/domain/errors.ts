@@ -53,3 +53,18 @@ export class TaskError extends Error {
     this.name = 'TaskError';
   }
 }
+
+/**
+ * The service's own storage (the result store, or the store of web uploads) could not be reached
+ * for as long as a lease lasts. Not the task's fault: the attempt goes back to the queue, and the
+ * task fails only when every allowed attempt met the same outage.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    readonly what: string,
+    cause: unknown,
+  ) {
+    super(`${what} could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}

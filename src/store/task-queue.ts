@@ -118,6 +118,21 @@ export async function failTask(
 }
 
 /**
+ * Ends the attempt the caller holds without ending the task: queued again for any worker, the
+ * attempt counted, so a task that meets the same trouble on every attempt still ends (failTask).
+ */
+export async function requeueTask(db: Db, taskId: string, leaseToken: string, now = Date.now()): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set({ status: 'queued', lease_token: null, lease_expires_at: null, updated_at: now })
+    .where('id', '=', taskId)
+    .where('lease_token', '=', leaseToken)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
  * Gives back the attempt the caller holds without spending it: the task is queued again for any
  * worker. Used when a worker shuts down before its task is done.
  */

@@ -1,14 +1,24 @@
 // One task's work: read the source (safe fetch or upload), remove the background, store the result.
 import type { Config } from '../config.ts';
+import { StoreUnavailableError } from '../domain/errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { resultKey, type ResultStore } from '../storage/result-store.ts';
 import type { TaskResult } from '../store/task-queue.ts';
 import type { Task } from '../store/task-row.ts';
 import { removeBackground, type Segmenter } from '../vision/remove-background.ts';
 import type { SourceReader } from './task-source.ts';
+import { retryUntil } from './retry.ts';
 import type { TaskProcessor } from './worker.ts';
 
-export function createTaskProcessor(config: Pick<Config, 'maxPixels'>, segmenter: Segmenter, results: ResultStore, readSource: SourceReader, metrics?: Metrics): TaskProcessor {
+/** `onStoreRetry` hears of each failed write of a result before it is tried again. */
+export function createTaskProcessor(
+  config: Pick<Config, 'maxPixels' | 'leaseMs'>,
+  segmenter: Segmenter,
+  results: ResultStore,
+  readSource: SourceReader,
+  metrics?: Metrics,
+  onStoreRetry: (err: unknown) => void = () => {},
+): TaskProcessor {
   const stage = <T>(name: 'fetch' | 'remove' | 'store', fn: () => Promise<T>): Promise<T> => (metrics ? metrics.stage(name, fn) : fn());
   return async (task: Task): Promise<TaskResult> => {
     const source = await stage('fetch', () => readSource(task));
@@ -21,7 +31,14 @@ export function createTaskProcessor(config: Pick<Config, 'maxPixels'>, segmenter
       }),
     );
     const key = resultKey(task.id, task.claims, task.output_format);
-    await stage('store', () => results.put(key, cutout.data));
+    // A store outage (a bucket that does not answer) must not throw away the finished cutout, nor
+    // fail a task whose image is fine: the write is retried for as long as a lease lasts (the
+    // heartbeat keeps it), and then the attempt is given back to the queue.
+    await stage('store', () =>
+      retryUntil(() => results.put(key, cutout.data), Date.now() + config.leaseMs, onStoreRetry).catch((err: unknown) => {
+        throw new StoreUnavailableError('The result store', err);
+      }),
+    );
     return { key, width: cutout.width, height: cutout.height };
   };
 }

@@ -38,6 +38,7 @@ export async function createWorker(config: Config, db: Db, results: Results, log
       results.store,
       createSourceReader(config, db, results.uploads, (err) => logger.warn({ err }, "reading the task's source failed; retrying")),
       metrics,
+      (err) => logger.warn({ err }, 'storing the result failed; retrying'),
     ),
     results: results.store,
     concurrency: config.workerConcurrency,

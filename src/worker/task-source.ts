@@ -1,7 +1,7 @@
 // Where a task's image comes from: an upload made in the browser, or its image_url fetched safely.
 // A free-plan web task is scaled down to its preview size before it is processed.
 import type { Config } from '../config.ts';
-import { TaskError } from '../domain/errors.ts';
+import { StoreUnavailableError, TaskError } from '../domain/errors.ts';
 import { fetchImage } from '../fetch/safe-fetch.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
 import type { Db } from '../store/database.ts';
@@ -21,7 +21,10 @@ export function createSourceReader(config: Config, db: Db, uploads: UploadStore,
     const source = await retryUntil(() => findTaskSource(db, task.id), Date.now() + config.leaseMs, onRetry);
     let data: Buffer;
     if (source?.uploadKey) {
-      const upload = await uploads.read(source.uploadKey);
+      const uploadKey = source.uploadKey;
+      const upload = await retryUntil(() => uploads.read(uploadKey), Date.now() + config.leaseMs, onRetry).catch((err: unknown) => {
+        throw new StoreUnavailableError('The store of uploads', err);
+      });
       if (!upload) throw new TaskError('image_download_failed', 'The uploaded image is no longer stored.');
       data = upload;
     } else {

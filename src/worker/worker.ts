@@ -1,11 +1,11 @@
 // The claim loop: N slots, each claims a task under a lease, keeps the lease alive while it works,
 // and ends the attempt it holds. A dead worker's task is taken over once its lease expires.
 import type { Logger } from 'pino';
-import { TaskError } from '../domain/errors.ts';
+import { StoreUnavailableError, TaskError } from '../domain/errors.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ResultStore } from '../storage/result-store.ts';
 import type { Db } from '../store/database.ts';
-import { claimNextTask, completeTask, extendLease, failAbandonedTasks, failTask, releaseTask, type TaskResult } from '../store/task-queue.ts';
+import { claimNextTask, completeTask, extendLease, failAbandonedTasks, failTask, releaseTask, requeueTask, type TaskResult } from '../store/task-queue.ts';
 import { findTask } from '../store/tasks-repository.ts';
 import type { Task } from '../store/task-row.ts';
 import { retryUntil } from './retry.ts';
@@ -27,6 +27,9 @@ export interface WorkerOptions {
 }
 
 const reapEveryMs = 30_000;
+
+/** A task that failed, or an attempt to be made again later. */
+type Failure = { kind: 'failed'; error: TaskError } | { kind: 'later'; error: StoreUnavailableError };
 
 interface InFlight {
   taskId: string;
@@ -153,15 +156,14 @@ export class Worker {
     const persist = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
       retryUntil(fn, Date.now() + leaseMs, (err) => log.warn({ err }, `${what} failed; retrying`));
     try {
-      let outcome: { ok: true; result: TaskResult } | { ok: false; error: TaskError };
+      let outcome: { kind: 'succeeded'; result: TaskResult } | Failure;
       try {
-        outcome = { ok: true, result: await this.opts.process(task) };
+        outcome = { kind: 'succeeded', result: await this.opts.process(task) };
       } catch (err) {
-        if (!(err instanceof TaskError)) log.error({ err }, 'unexpected processing error');
-        outcome = { ok: false, error: err instanceof TaskError ? err : new TaskError('processing_failed', 'Background removal failed unexpectedly.') };
+        outcome = this.failureOf(err, task, log);
       }
       const seconds = (Date.now() - started) / 1000;
-      if (outcome.ok) {
+      if (outcome.kind === 'succeeded') {
         const { result } = outcome;
         const done = await persist('completing the task', () => completeTask(db, task.id, leaseToken, result));
         // An ending whose reply was lost may have committed before its retry found the lease gone:
@@ -177,6 +179,9 @@ export class Worker {
           // result: deleting it cannot touch the attempt that took over. Left behind, retention deletes it.
           await this.opts.results.delete(result.key).catch((err: unknown) => log.warn({ err, key: result.key }, 'deleting the discarded result failed'));
         }
+      } else if (outcome.kind === 'later') {
+        const requeued = await persist('giving the task back', () => requeueTask(db, task.id, leaseToken));
+        if (requeued) log.warn({ err: outcome.error }, `${outcome.error.message}; the task is queued for another attempt`);
       } else {
         const { error } = outcome;
         const done = await persist('failing the task', () => failTask(db, task.id, leaseToken, { code: error.code, message: error.message }));
@@ -191,6 +196,18 @@ export class Worker {
       this.inFlight.delete(held);
     }
     return true;
+  }
+
+  /** A task's own failure ends it; an outage of our storage gives the attempt back while attempts remain. */
+  private failureOf(err: unknown, task: Task, log: Logger): Failure {
+    if (err instanceof TaskError) return { kind: 'failed', error: err };
+    if (err instanceof StoreUnavailableError) {
+      if (task.attempts < this.opts.maxAttempts) return { kind: 'later', error: err };
+      log.error({ err }, 'storage unavailable on the last attempt');
+      return { kind: 'failed', error: new TaskError('processing_failed', `${err.what} could not be reached on any of the ${task.attempts} attempts; the credits were refunded.`) };
+    }
+    log.error({ err }, 'unexpected processing error');
+    return { kind: 'failed', error: new TaskError('processing_failed', 'Background removal failed unexpectedly.') };
   }
 
   /** Which attempt's file the task records as its result; unknown (the file kept) when it cannot be read. */

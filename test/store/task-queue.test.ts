@@ -118,12 +118,18 @@ describeEachEngine('the task queue', (engine) => {
   });
 
   test('the concurrency refusal states the limit in words that agree with it', async () => {
-    const account = await createAccount(store.db, { email: `limit-one-${Date.now()}@example.test`, plan: 'paid', credits: 10 });
-    const create = (maxActiveTasks: number) => createTask(store.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks });
-    await create(1);
-    await assert.rejects(create(1), { code: 'concurrency_limit', message: 'At most 1 task may be queued or processing at once; wait for one to finish.' });
-    await create(2);
-    await assert.rejects(create(2), { code: 'concurrency_limit', message: 'At most 2 tasks may be queued or processing at once; wait for one to finish.' });
+    // A store of its own: the tasks it leaves queued would be claimed by the tests after it.
+    const own = await openTestStore(engine);
+    try {
+      const account = await createAccount(own.db, { email: 'limit-one@example.test', plan: 'paid', credits: 10 });
+      const create = (maxActiveTasks: number) => createTask(own.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks });
+      await create(1);
+      await assert.rejects(create(1), { code: 'concurrency_limit', message: 'At most 1 task may be queued or processing at once; wait for one to finish.' });
+      await create(2);
+      await assert.rejects(create(2), { code: 'concurrency_limit', message: 'At most 2 tasks may be queued or processing at once; wait for one to finish.' });
+    } finally {
+      await own.close();
+    }
   });
 
   test('a released task is queued again without spending an attempt', async () => {

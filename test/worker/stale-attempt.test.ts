@@ -54,7 +54,7 @@ describeEachEngine('an attempt that lost its lease', (engine) => {
       new Worker({
         db: store.db,
         logger: pino({ level: 'silent' }),
-        process: createTaskProcessor({ maxPixels: 1_000_000 }, keepAll, results, readSource),
+        process: createTaskProcessor({ maxPixels: 1_000_000, leaseMs: 60_000 }, keepAll, results, readSource),
         results,
         concurrency: 1,
         leaseMs: 60_000,
@@ -103,7 +103,7 @@ test('an ending that committed but whose reply was lost keeps its result: the ta
     const worker = new Worker({
       db: store.db,
       logger: pino({ level: 'silent' }),
-      process: createTaskProcessor({ maxPixels: 1_000_000 }, keepAll, results, () => image(4, 3)),
+      process: createTaskProcessor({ maxPixels: 1_000_000, leaseMs: 60_000 }, keepAll, results, () => image(4, 3)),
       results,
       concurrency: 1,
       leaseMs: 60_000,

@@ -10,7 +10,12 @@ import { createAccount } from '../../src/store/accounts-repository.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
 import { createTask } from '../../src/store/tasks-repository.ts';
 import { createSourceReader } from '../../src/worker/task-source.ts';
+import { StoreUnavailableError } from '../../src/domain/errors.ts';
+import { newUploadKey } from '../../src/storage/upload-store.ts';
+import { recordTaskSource } from '../../src/store/web-tasks-repository.ts';
 import { fixtureImage, startImageServer, type ImageServer } from '../support/image-server.ts';
+import { startS3Server } from '../support/s3-server.ts';
+import { startTcpGate } from '../support/tcp-gate.ts';
 
 let dataDir: string;
 let db: Db;
@@ -50,4 +55,38 @@ test("a database failure while a task's source is looked up is retried: the task
   assert.equal(failures.length, 1);
   assert.match(String(failures[0]), /web_task_sources/);
   assert.deepEqual(data, fixtureImage('horse-279.png'));
+});
+
+test("an upload whose store does not answer is read once the store is back; a store that stays away ends the attempt, not the task", async () => {
+  const s3 = await startS3Server();
+  const gate = await startTcpGate(Number(new URL(s3.endpoint).port));
+  const config = loadConfig({ CUTOUT_DATA_DIR: dataDir, CUTOUT_BOOTSTRAP: 'false', CUTOUT_LEASE_SECONDS: '5', ...s3.env, CUTOUT_S3_ENDPOINT: `http://127.0.0.1:${gate.port}` });
+  const results = openResults(config);
+  try {
+    const account = await createAccount(db, { email: 'upload-outage@example.test', plan: 'paid', credits: 5 });
+    const uploadKey = newUploadKey();
+    await results.uploads.put(uploadKey, fixtureImage('horse-279.png'));
+    const { task } = await createTask(db, {
+      accountId: account.id,
+      input: { image_url: `${config.publicUrl ?? 'http://localhost'}/app/uploads/${uploadKey}`, subject: 'auto', precision: 'standard', output_format: 'png' },
+      idempotencyKey: undefined,
+      maxActiveTasks: 10,
+    });
+    await db.transaction().execute((tx) => recordTaskSource(tx, task.id, { uploadKey, maxPixels: null }));
+    gate.shut();
+    const failures: unknown[] = [];
+    const read = createSourceReader(config, db, results.uploads, (err) => {
+      failures.push(err);
+      gate.open();
+    });
+    assert.deepEqual(await read(task), fixtureImage('horse-279.png'));
+    assert.equal(failures.length, 1);
+
+    gate.shut();
+    await assert.rejects(createSourceReader(config, db, results.uploads)(task), StoreUnavailableError);
+  } finally {
+    results.close();
+    await gate.close();
+    await s3.close();
+  }
 });

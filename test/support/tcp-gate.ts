@@ -1,0 +1,54 @@
+// A loopback TCP relay in front of a test server that can be shut, to make an outage of that
+// server: while shut it resets every connection at once, as a store that went away does.
+import net from 'node:net';
+
+export interface TcpGate {
+  port: number;
+  /** Connections reset while the gate was shut. */
+  readonly refused: number;
+  shut(): void;
+  open(): void;
+  close(): Promise<void>;
+}
+
+export async function startTcpGate(targetPort: number): Promise<TcpGate> {
+  let shut = false;
+  let refused = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    if (shut) {
+      refused += 1;
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    get refused() {
+      return refused;
+    },
+    shut() {
+      shut = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    open() {
+      shut = false;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
