@@ -8,6 +8,7 @@ import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { ZodError } from 'zod';
 import type { ApiContext } from '../api/context.ts';
 import type { WebContext } from './context.ts';
 import { operatorCreditOffer } from './credit-offers.ts';
@@ -71,6 +72,8 @@ export function webApp(api: ApiContext) {
       if (err.code === 'FST_REQ_FILE_TOO_LARGE') {
         return send(413, 'File too large', `Images may be at most ${formatBytes(ctx.config.fetch.maxBytes)}.`);
       }
+      // A query or route parameter a page cannot use is the request's fault, not the server's.
+      if (err instanceof ZodError) return send(400, 'Request not accepted', 'The address has a parameter this page cannot use.');
       if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
         return send(err.statusCode, 'Request not accepted', err.message);
       }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { EmailTakenError } from '../../store/accounts-repository.ts';
 import { createWebAccount, findCredentialsByEmail } from '../../store/web-accounts-repository.ts';
 import type { WebContext } from '../context.ts';
+import { firstText } from '../form-values.ts';
 import { signInPage, signUpPage } from '../pages/auth-pages.ts';
 import { hashPassword, passwordMaxLength, passwordMinLength, verifyPassword } from '../passwords.ts';
 import { endSession, startSession } from '../session.ts';
@@ -56,7 +57,7 @@ export function authRoutes(ctx: WebContext) {
     });
 
     app.get('/sign-in', async (request, reply) => {
-      const query = z.object({ next: z.string().optional(), signed_out: z.string().optional() }).parse(request.query);
+      const query = z.object({ next: firstText, signed_out: firstText }).parse(request.query);
       if (request.webAccount) return reply.redirect(safeNext(query.next), 303);
       const notice = query.signed_out !== undefined ? 'You are signed out.' : undefined;
       return reply.type('text/html').send(signInPage({ csrf: reply.generateCsrf(), next: query.next, notice }));

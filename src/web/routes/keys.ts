@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createApiKey, deleteApiKey, listApiKeys } from '../../store/api-keys-repository.ts';
 import type { WebContext } from '../context.ts';
+import { firstText } from '../form-values.ts';
 import { keysPage, type KeysPageState } from '../pages/keys-page.ts';
 import { requireSignIn, signedInAccount } from '../session.ts';
 
@@ -18,7 +19,7 @@ export function keyRoutes(ctx: WebContext) {
     }
 
     app.get('/app/settings/keys', async (request, reply) => {
-      const notice = z.object({ deleted: z.string().optional() }).parse(request.query).deleted !== undefined ? 'The key was deleted.' : undefined;
+      const notice = z.object({ deleted: firstText }).parse(request.query).deleted !== undefined ? 'The key was deleted.' : undefined;
       return reply.type('text/html').send(await render({ account: signedInAccount(request), csrf: reply.generateCsrf(), notice }));
     });
 

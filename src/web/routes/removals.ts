@@ -10,6 +10,7 @@ import { createTask, findTaskForAccount } from '../../store/tasks-repository.ts'
 import { countQueuedAhead, findTaskSource, recordTaskSource } from '../../store/web-tasks-repository.ts';
 import { readHeader } from '../../vision/decode.ts';
 import { previewMaxPixels, type WebContext } from '../context.ts';
+import { first } from '../form-values.ts';
 import { formatBytes, plural } from '../html.ts';
 import { sendNotFound } from '../pages/auth-pages.ts';
 import { removePage } from '../pages/remove-page.ts';
@@ -17,7 +18,6 @@ import { taskPage } from '../pages/task-page.ts';
 import { requireSignIn, signedInAccount } from '../session.ts';
 import { webTaskStatus } from '../task-status.ts';
 
-const first = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
 const optionalText = z.preprocess((v) => {
   const value = first(v);
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
