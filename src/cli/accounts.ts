@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { emailSchema } from '../domain/email.ts';
 import type { Account } from '../store/accounts-repository.ts';
-import { AccountNotFoundError, createAccount, CreditLimitError, EmailTakenError, findAccount, grantCredits } from '../store/accounts-repository.ts';
+import { AccountNotFoundError, createAccount, CreditLimitError, EmailTakenError, findAccount, grantCredits, InvalidEmailError } from '../store/accounts-repository.ts';
 import type { Db } from '../store/database.ts';
 import { parseFlags } from './args.ts';
 import { CliError, report } from './output.ts';
@@ -27,7 +28,7 @@ export async function accountsCommand(db: Db, argv: string[]): Promise<void> {
       rest,
       { email: { type: 'string' }, plan: { type: 'string' }, credits: { type: 'string' }, json: { type: 'boolean' } },
       z.object({
-        email: z.email(),
+        email: emailSchema,
         plan: z.enum(['free', 'paid']).default('free'),
         credits: z.coerce.number().int().min(0).default(0),
         json: z.boolean().default(false),
@@ -37,7 +38,7 @@ export async function accountsCommand(db: Db, argv: string[]): Promise<void> {
       const account = await createAccount(db, { email: values.email, plan: values.plan, credits: values.credits });
       report(values.json, accountJson(account), `created ${accountText(account)}`);
     } catch (err) {
-      if (err instanceof EmailTakenError || err instanceof CreditLimitError) throw new CliError(err.message);
+      if (err instanceof EmailTakenError || err instanceof InvalidEmailError || err instanceof CreditLimitError) throw new CliError(err.message);
       throw err;
     }
     return;

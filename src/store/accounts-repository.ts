@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { emailMaxLength, emailTooLongMessage } from '../domain/email.ts';
 import { newId } from '../domain/ids.ts';
 import { inTransaction, type Db, type Tx } from './database.ts';
 import type { LedgerKind } from './schema.ts';
@@ -40,6 +41,11 @@ export class EmailTakenError extends Error {
   readonly code = 'email_taken';
 }
 
+/** Callers validate the address's form; the store refuses only what it cannot index (see emailMaxLength). */
+export class InvalidEmailError extends Error {
+  readonly code = 'invalid_email';
+}
+
 /**
  * The most credits one account holds, available and reserved together: balances are PostgreSQL
  * integers, and SQLite is held to the same bound so both engines accept the same grants. Counting
@@ -58,6 +64,7 @@ export async function createAccount(
   /** More rows that belong to the new account, written in the same transaction (e.g. its password). */
   alongside?: (tx: Tx, accountId: string) => Promise<void>,
 ): Promise<Account> {
+  if (input.email.length > emailMaxLength) throw new InvalidEmailError(emailTooLongMessage);
   const id = newId('acct');
   return inTransaction(db, async (tx) => {
     const taken = new EmailTakenError(`an account with email ${input.email} already exists`);

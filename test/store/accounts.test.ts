@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccount, CreditLimitError, EmailTakenError, findAccount, grantCredits, listLedger, maxCredits } from '../../src/store/accounts-repository.ts';
+import { createAccount, CreditLimitError, EmailTakenError, findAccount, grantCredits, InvalidEmailError, listLedger, maxCredits } from '../../src/store/accounts-repository.ts';
 import { claimNextTask, failTask } from '../../src/store/task-queue.ts';
 import { createTask } from '../../src/store/tasks-repository.ts';
 import { describeEachEngine, openTestStore } from '../support/engines.ts';
@@ -24,6 +24,12 @@ describeEachEngine('accounts', (engine) => {
     for (const o of outcomes) {
       if (o.status === 'rejected') assert.ok(o.reason instanceof EmailTakenError && o.reason.code === 'email_taken', String(o.reason));
     }
+  });
+
+  test('an email past 254 characters is refused with invalid_email before the store, on both engines', async () => {
+    const tooLong = `${'x'.repeat(9000)}@example.test`;
+    await assert.rejects(createAccount(store.db, { email: tooLong, plan: 'free', credits: 1 }), (err) => err instanceof InvalidEmailError && err.code === 'invalid_email');
+    assert.equal(await store.db.selectFrom('accounts').select('id').where('email', '=', tooLong).executeTakeFirst(), undefined);
   });
 
   test('a grant up to the largest balance is kept; one past it is refused with credit_limit_exceeded and changes nothing', async () => {

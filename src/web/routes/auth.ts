@@ -1,6 +1,7 @@
 // Sign up, sign in, sign out. Every form carries a CSRF token; sign-in is throttled.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { emailSchema } from '../../domain/email.ts';
 import { EmailTakenError } from '../../store/accounts-repository.ts';
 import { createWebAccount, findCredentialsByEmail } from '../../store/web-accounts-repository.ts';
 import type { WebContext } from '../context.ts';
@@ -11,7 +12,7 @@ import { endSession, startSession } from '../session.ts';
 import { SignInThrottle } from '../sign-in-throttle.ts';
 
 const credentialsSchema = z.object({
-  email: z.string().trim().toLowerCase().pipe(z.email('Enter a valid email address.')),
+  email: emailSchema.transform((e) => e.toLowerCase()),
   password: z.string(),
   next: z.string().optional(),
 });
