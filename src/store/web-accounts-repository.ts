@@ -1,8 +1,9 @@
 // Password credentials of web accounts and the sign-in attempts that throttle guessing.
+import { sql } from 'kysely';
 import { z } from 'zod';
 import { randomToken } from '../domain/ids.ts';
 import { createAccount, type Account } from './accounts-repository.ts';
-import type { Db, Tx } from './database.ts';
+import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
 
 export async function createWebAccount(
   db: Db,
@@ -37,31 +38,61 @@ export async function findCredentialsByEmail(db: Db, email: string): Promise<{ a
   return { accountId: r.account_id, passwordHash: r.password_hash };
 }
 
-export async function recordSignInAttempt(db: Db, attempt: { email: string; ip: string; succeeded: boolean }, now = Date.now()): Promise<void> {
-  await db
-    .insertInto('sign_in_attempts')
-    .values({ id: `att_${randomToken(20)}`, email: attempt.email, ip: attempt.ip, succeeded: attempt.succeeded ? 1 : 0, created_at: now })
-    .execute();
+export interface GuessAllowance {
+  email: string;
+  ip: string;
+  /** Failures one email may have within the window. */
+  emailLimit: number;
+  /** Failures one address may have within the window, over all emails. */
+  ipLimit: number;
+  windowMs: number;
 }
 
-/** Failed attempts since `since` for this email and for this address, counted apart. */
-export async function countRecentFailures(db: Db, email: string, ip: string, since: number): Promise<{ email: number; ip: number }> {
-  const count = async (column: 'email' | 'ip', value: string): Promise<number> => {
-    const row = await db
-      .selectFrom('sign_in_attempts')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where(column, '=', value)
-      .where('succeeded', '=', 0)
-      .where('created_at', '>=', since)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  };
-  return { email: await count('email', email), ip: await count('ip', ip) };
+/** A guess that may be checked (its attempt is already counted as a failure), or when the lock lifts. */
+export type GuessOutcome = { allowed: true; attemptId: string } | { allowed: false; retryAt: number };
+
+/**
+ * Takes one guess from the window's allowance before the password is checked. The guess is counted
+ * as a failure first and only a success takes it back, so a burst of parallel guesses cannot all
+ * pass the count while the slow hash runs: the count and the insert are one transaction, serialised
+ * per email (SQLite's write lock; a transaction advisory lock on PostgreSQL, where READ COMMITTED
+ * would otherwise let each insert miss the others). A refused guess records nothing, so guessing at
+ * a locked email does not keep it locked.
+ */
+export async function takeSignInGuess(db: Db, allowance: GuessAllowance, now = Date.now()): Promise<GuessOutcome> {
+  const since = now - allowance.windowMs;
+  return inTransaction(db, async (tx) => {
+    if (engineOf(db) === 'postgres') await sql`select pg_advisory_xact_lock(hashtextextended(${`sign-in:${allowance.email}`}, 0))`.execute(tx);
+    const retryAt = Math.max(
+      await lockedUntil(tx, 'email', allowance.email, allowance.emailLimit, since),
+      await lockedUntil(tx, 'ip', allowance.ip, allowance.ipLimit, since),
+    );
+    if (retryAt > 0) return { allowed: false, retryAt: retryAt + allowance.windowMs };
+    const attemptId = `att_${randomToken(20)}`;
+    await tx.insertInto('sign_in_attempts').values({ id: attemptId, email: allowance.email, ip: allowance.ip, succeeded: 0, created_at: now }).execute();
+    return { allowed: true, attemptId };
+  });
 }
 
-/** A success clears the failures of that email, so its owner is not locked out by their own typos. */
-export async function clearFailures(db: Db, email: string): Promise<void> {
-  await db.deleteFrom('sign_in_attempts').where('email', '=', email).where('succeeded', '=', 0).execute();
+/**
+ * 0 while fewer than `limit` failures are in the window; else the time of the failure whose ageing
+ * out brings the count below the limit again (the oldest one when the count is at the limit).
+ */
+async function lockedUntil(tx: Tx, column: 'email' | 'ip', value: string, limit: number, since: number): Promise<number> {
+  const failures = tx.selectFrom('sign_in_attempts').where(column, '=', value).where('succeeded', '=', 0).where('created_at', '>=', since);
+  const { n } = await failures.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const count = Number(n);
+  if (count < limit) return 0;
+  const row = await failures.select('created_at').orderBy('created_at').offset(count - limit).limit(1).executeTakeFirstOrThrow();
+  return Number(row.created_at);
+}
+
+/** The guess was right: it is recorded as a success, and that email's failures are cleared so its owner is not locked out by their own typos. */
+export async function markSignInSucceeded(db: Db, attempt: { attemptId: string; email: string }): Promise<void> {
+  await inTransaction(db, async (tx) => {
+    await tx.updateTable('sign_in_attempts').set({ succeeded: 1 }).where('id', '=', attempt.attemptId).execute();
+    await tx.deleteFrom('sign_in_attempts').where('email', '=', attempt.email).where('succeeded', '=', 0).execute();
+  });
 }
 
 export async function purgeSignInAttempts(db: Db, before: number): Promise<number> {

@@ -1,11 +1,14 @@
 // Brute-force protection: too many failed sign-ins for one email, or from one address, within
 // the window block further attempts (even with the right password) until old failures age out.
 import type { Db } from '../store/database.ts';
-import { clearFailures, countRecentFailures, recordSignInAttempt } from '../store/web-accounts-repository.ts';
+import { markSignInSucceeded, takeSignInGuess } from '../store/web-accounts-repository.ts';
 
 export const signInWindowMs = 15 * 60_000;
 /** One address may be a shared network, so it gets more room than one email. */
 export const addressFactor = 10;
+
+/** A guess to check (then `succeeded` once it proved right), or the seconds until one may be made. */
+export type Guess = { allowed: true; succeeded: () => Promise<void> } | { allowed: false; retryAfterSeconds: number };
 
 export class SignInThrottle {
   constructor(
@@ -13,17 +16,14 @@ export class SignInThrottle {
     private readonly maxFailures: number,
   ) {}
 
-  /** Minutes to wait, or 0 when an attempt may be made now. */
-  async blockedFor(email: string, ip: string, now = Date.now()): Promise<number> {
-    const failures = await countRecentFailures(this.db, email, ip, now - signInWindowMs);
-    if (failures.email >= this.maxFailures || failures.ip >= this.maxFailures * addressFactor) {
-      return Math.ceil(signInWindowMs / 60_000);
-    }
-    return 0;
-  }
-
-  async record(email: string, ip: string, succeeded: boolean): Promise<void> {
-    await recordSignInAttempt(this.db, { email, ip, succeeded });
-    if (succeeded) await clearFailures(this.db, email);
+  /** Counts the guess as a failure before it is checked; see takeSignInGuess. */
+  async guess(email: string, ip: string, now = Date.now()): Promise<Guess> {
+    const outcome = await takeSignInGuess(
+      this.db,
+      { email, ip, emailLimit: this.maxFailures, ipLimit: this.maxFailures * addressFactor, windowMs: signInWindowMs },
+      now,
+    );
+    if (!outcome.allowed) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((outcome.retryAt - now) / 1000)) };
+    return { allowed: true, succeeded: () => markSignInSucceeded(this.db, { attemptId: outcome.attemptId, email }) };
   }
 }

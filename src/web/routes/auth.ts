@@ -6,6 +6,7 @@ import { EmailTakenError } from '../../store/accounts-repository.ts';
 import { createWebAccount, findCredentialsByEmail } from '../../store/web-accounts-repository.ts';
 import type { WebContext } from '../context.ts';
 import { firstText } from '../form-values.ts';
+import { plural } from '../html.ts';
 import { signInPage, signUpPage } from '../pages/auth-pages.ts';
 import { hashPassword, passwordMaxLength, passwordMinLength, verifyPassword } from '../passwords.ts';
 import { endSession, startSession } from '../session.ts';
@@ -73,14 +74,15 @@ export function authRoutes(ctx: WebContext) {
         reply.code(status).type('text/html').send(signInPage({ csrf: reply.generateCsrf(), email, next, error }));
       if (!parsed.success) return fail('Enter your email and password.', 400);
 
-      const blockedMinutes = await throttle.blockedFor(parsed.data.email, request.ip);
-      if (blockedMinutes > 0) {
-        reply.header('Retry-After', String(blockedMinutes * 60));
-        return fail(`Too many failed sign-in attempts. For your security, try again in ${blockedMinutes} minutes.`, 429);
+      const guess = await throttle.guess(parsed.data.email, request.ip);
+      if (!guess.allowed) {
+        const minutes = Math.ceil(guess.retryAfterSeconds / 60);
+        reply.header('Retry-After', String(guess.retryAfterSeconds));
+        return fail(`Too many failed sign-in attempts. For your security, try again in ${plural(minutes, 'minute')}.`, 429);
       }
       const credentials = await findCredentialsByEmail(ctx.db, parsed.data.email);
       const ok = await verifyPassword(credentials?.passwordHash, parsed.data.password);
-      await throttle.record(parsed.data.email, request.ip, ok);
+      if (ok) await guess.succeeded();
       if (!ok || !credentials) return fail('The email or password is not right.', 401);
       // A session token known before sign-in is never promoted: the old one ends, a new one starts.
       await endSession(ctx.db, ctx.config, request, reply);
