@@ -46,13 +46,28 @@ export function loadSession(db: Db, config: Config) {
   };
 }
 
-/** Signed-in pages send visitors without a session to the sign-in page, and back afterwards. */
+/** The task page's status endpoint, polled by web.js, which handles a JSON 401 itself. */
+export const taskStatusRoute = '/app/tasks/:id/status';
+
+/**
+ * Signed-in pages send visitors without a session (never signed in, expired, or signed out in
+ * another tab) to the sign-in page, and back afterwards: to the page asked for, or, for a form,
+ * to the page the form was on (its same-site Referer; a form's own address may have no page).
+ */
 export async function requireSignIn(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (request.webAccount) return;
-  if (request.method === 'GET' && !request.url.endsWith('/status')) {
-    return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`, 303);
+  if (request.routeOptions.url === taskStatusRoute) {
+    return reply.code(401).type('application/json').send({ error: { code: 'signed_out', message: 'Your session has ended; sign in again.' } });
   }
-  return reply.code(401).type('application/json').send({ error: { code: 'signed_out', message: 'Your session has ended; sign in again.' } });
+  const back = request.method === 'GET' ? request.url : formPage(request);
+  return reply.redirect(back ? `/sign-in?next=${encodeURIComponent(back)}` : '/sign-in', 303);
+}
+
+function formPage(request: FastifyRequest): string | undefined {
+  const raw = request.headers.referer;
+  if (!raw || !URL.canParse(raw)) return undefined;
+  const referer = new URL(raw);
+  return referer.host === request.host ? `${referer.pathname}${referer.search}` : undefined;
 }
 
 export function signedInAccount(request: FastifyRequest): Account {

@@ -117,6 +117,12 @@ if (task) {
   const poll = async () => {
     try {
       const response = await fetch(task.dataset.statusUrl, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+      if (response.status === 401) {
+        // The session ended (expired, or signed out in another tab): polling stops, and the
+        // sign-in page takes its place and brings the visitor back to this task afterwards.
+        window.location.assign(`/sign-in?next=${encodeURIComponent(window.location.pathname)}`);
+        return;
+      }
       if (response.ok) {
         const status = await response.json();
         show(status);

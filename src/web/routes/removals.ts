@@ -15,7 +15,7 @@ import { formatBytes, plural } from '../html.ts';
 import { sendNotFound } from '../pages/auth-pages.ts';
 import { removePage } from '../pages/remove-page.ts';
 import { taskPage } from '../pages/task-page.ts';
-import { requireSignIn, signedInAccount } from '../session.ts';
+import { requireSignIn, signedInAccount, taskStatusRoute } from '../session.ts';
 import { webTaskStatus } from '../task-status.ts';
 
 const optionalText = z.preprocess((v) => {
@@ -106,7 +106,7 @@ export function removalRoutes(ctx: WebContext) {
       return reply.type('text/html').send(taskPage({ account, csrf: reply.generateCsrf(), task, status, preview }));
     });
 
-    app.get('/app/tasks/:id/status', async (request, reply) => {
+    app.get(taskStatusRoute, async (request, reply) => {
       const account = signedInAccount(request);
       const { id } = z.object({ id: z.string() }).parse(request.params);
       const task = await ownTask(account.id, id);
