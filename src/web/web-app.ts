@@ -1,12 +1,11 @@
-// The browser app, served by the same Fastify server as the API. Its plugins (cookies, form and
-// multipart bodies, CSRF) are registered in this encapsulated scope only, so the API's JSON-only
-// interface is unchanged.
+// The browser app, served by the same Fastify server as the API. Its plugins (cookies, form
+// bodies, CSRF) are registered in this encapsulated scope only, so the API's JSON-only interface is
+// unchanged. Multipart bodies are parsed for the upload form alone (routes/removals.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
-import fastifyMultipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ZodError } from 'zod';
 import type { ApiContext } from '../api/context.ts';
@@ -52,10 +51,6 @@ export function webApp(api: ApiContext) {
   return async (app: FastifyInstance): Promise<void> => {
     await app.register(fastifyCookie);
     await app.register(fastifyFormbody, { bodyLimit: 16 * 1024 });
-    await app.register(fastifyMultipart, {
-      attachFieldsToBody: 'keyValues',
-      limits: { fileSize: ctx.config.fetch.maxBytes, files: 1, fields: 10, fieldSize: 4096 },
-    });
     await app.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieOpts: cookieSecurity(ctx.config) });
 
     app.addHook('onRequest', loadSession(ctx.db, ctx.config));

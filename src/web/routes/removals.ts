@@ -1,6 +1,7 @@
 // Remove a background in the browser: an upload or a URL becomes a real task of the account,
 // reserved from the same balance as the API, then the task page follows it to the result.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import fastifyMultipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, TaskError } from '../../domain/errors.ts';
 import { imageUrlSchema, outputFormats, precisions, subjects, type RemovalInput } from '../../domain/removal-request.ts';
@@ -46,7 +47,19 @@ export function removalRoutes(ctx: WebContext) {
     app.get('/app', async (_request, reply) => reply.redirect('/app/remove', 303));
     app.get('/app/remove', async (request, reply) => showForm(reply, signedInAccount(request), 200));
 
-    app.post('/app/removals', { preHandler: app.csrfProtection }, async (request, reply) => {
+    // The one form that takes a file, in a scope of its own so no other form parses multipart
+    // bodies (they answer 415 unread). The session is checked on request, before the body is
+    // read, so an anonymous upload is never buffered; the CSRF token is in the body, so it is
+    // checked once a signed-in visitor's body has been parsed.
+    await app.register(async (upload) => {
+      await upload.register(fastifyMultipart, {
+        attachFieldsToBody: 'keyValues',
+        limits: { fileSize: ctx.config.fetch.maxBytes, files: 1, fields: 10, fieldSize: 4096 },
+      });
+      upload.post('/app/removals', { onRequest: requireSignIn, preHandler: upload.csrfProtection }, createFromForm);
+    });
+
+    async function createFromForm(request: FastifyRequest, reply: FastifyReply) {
       const account = signedInAccount(request);
       const parsed = formSchema.safeParse(request.body);
       // What was typed goes back into the form with an error, so nothing needs retyping.
@@ -90,7 +103,7 @@ export function removalRoutes(ctx: WebContext) {
         }
         throw err;
       }
-    });
+    }
 
     async function ownTask(accountId: string, id: string) {
       return findTaskForAccount(ctx.db, id, accountId);

@@ -1,0 +1,56 @@
+// Only the upload form takes files, and only from a signed-in visitor: an anonymous upload is sent
+// to sign in before its body is read, and every other form refuses a multipart body unread.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEachEngine } from '../support/engines.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
+
+const maxBytes = 64 * 1024;
+
+function formWithFile(size: number, fields: Record<string, string> = {}): FormData {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  form.append('file', new Blob([new Uint8Array(size)], { type: 'image/png' }), 'x.png');
+  return form;
+}
+
+describeEachEngine('multipart bodies', (engine) => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ CUTOUT_FETCH_MAX_BYTES: String(maxBytes) }, { engine });
+  });
+  after(async () => server.close());
+
+  test('an anonymous upload larger than the limit is sent to sign in, not parsed (which would answer 413)', async () => {
+    const response = await fetch(`${server.url}/app/removals`, { method: 'POST', body: formWithFile(maxBytes * 4), redirect: 'manual' });
+    assert.equal(response.status, 303);
+    assert.equal(response.headers.get('location'), '/sign-in');
+  });
+
+  test('sign-in and the key form refuse a multipart body with 415 and change nothing', async () => {
+    const anonymous = await fetch(`${server.url}/sign-in`, { method: 'POST', body: formWithFile(maxBytes * 4, { email: 'a@example.test' }), redirect: 'manual' });
+    assert.equal(anonymous.status, 415);
+    const client = new WebClient(server.url);
+    await client.signUp(uniqueEmail(), goodPassword);
+    await client.get('/app/settings/keys');
+    const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const keys = await fetch(`${server.url}/app/settings/keys`, {
+      method: 'POST',
+      headers: { cookie },
+      body: formWithFile(1024, { _csrf: client.csrf, name: 'from a file form' }),
+      redirect: 'manual',
+    });
+    assert.equal(keys.status, 415);
+    assert.equal((await server.db.selectFrom('api_keys').select('id').execute()).length, 0);
+  });
+
+  test('a signed-in upload without the form token is still refused with 403 and makes no task', async () => {
+    const client = new WebClient(server.url);
+    await client.signUp(uniqueEmail(), goodPassword);
+    await client.get('/app/remove');
+    const { response } = await client.post('/app/removals', { _csrf: null }, { name: 'a.png', data: Buffer.alloc(100), type: 'image/png' });
+    assert.equal(response.status, 403);
+    assert.equal((await server.db.selectFrom('tasks').select('id').execute()).length, 0);
+  });
+});
