@@ -50,6 +50,8 @@ export function authRoutes(ctx: WebContext) {
           credits: ctx.config.web.freeCredits,
         });
         request.log.info({ accountId: account.id }, 'web account created');
+        // As at sign-in: a session of another account in this browser ends with the new one's start.
+        await endSession(ctx.db, ctx.config, request, reply);
         await startSession(ctx.db, ctx.config, reply, account.id);
         return reply.redirect('/app/remove', 303);
       } catch (err) {

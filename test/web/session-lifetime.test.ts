@@ -1,0 +1,30 @@
+// Sessions end when another account is made in the same browser, signed-in pages are never kept
+// by a cache, and a session lifetime no cookie can express is refused at start.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig } from '../../src/config.ts';
+import { describeEachEngine } from '../support/engines.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
+
+describeEachEngine('web sessions', (engine) => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({}, { engine });
+  });
+  after(async () => server.close());
+
+  test('signing up while signed in ends the old session, as signing in does', async () => {
+    const client = new WebClient(server.url);
+    await client.signUp(uniqueEmail(), goodPassword);
+    const old = client.cookies.get('cutout_session');
+    await client.get('/app/remove');
+    const second = await client.post('/sign-up', { email: uniqueEmail(), password: goodPassword });
+    assert.equal(second.response.status, 303);
+    assert.notEqual(client.cookies.get('cutout_session'), old);
+    const withOld = await fetch(`${server.url}/app/credits`, { headers: { cookie: `cutout_session=${old}` }, redirect: 'manual' });
+    assert.equal(withOld.status, 303);
+    assert.equal(withOld.headers.get('location'), '/sign-in?next=%2Fapp%2Fcredits');
+    assert.equal((await server.db.selectFrom('web_sessions').select('id').execute()).length, 1);
+  });
+});
