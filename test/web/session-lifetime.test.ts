@@ -2,7 +2,7 @@
 // by a cache, and a session lifetime no cookie can express is refused at start.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
@@ -27,4 +27,17 @@ describeEachEngine('web sessions', (engine) => {
     assert.equal(withOld.headers.get('location'), '/sign-in?next=%2Fapp%2Fcredits');
     assert.equal((await server.db.selectFrom('web_sessions').select('id').execute()).length, 1);
   });
+});
+
+test('a session lifetime past ten years is refused at start with a clear message; ten years sign up fine', async () => {
+  assert.throws(
+    () => loadConfig({ CUTOUT_WEB_SESSION_HOURS: '10000000000' }),
+    (err) => err instanceof ConfigError && /CUTOUT_WEB_SESSION_HOURS: at most 87600 hours \(10 years\)/.test(err.message),
+  );
+  const server = await startTestServer({ CUTOUT_WEB_SESSION_HOURS: '87600' });
+  try {
+    assert.equal((await new WebClient(server.url).signUp(uniqueEmail(), goodPassword)).status, 303);
+  } finally {
+    await server.close();
+  }
 });
