@@ -27,6 +27,20 @@ describeEachEngine('web sessions', (engine) => {
     assert.equal(withOld.headers.get('location'), '/sign-in?next=%2Fapp%2Fcredits');
     assert.equal((await server.db.selectFrom('web_sessions').select('id').execute()).length, 1);
   });
+
+  test('signed-in pages (remove, history, task, credits, keys) are sent with Cache-Control: no-store', async () => {
+    const client = new WebClient(server.url);
+    await client.signUp(uniqueEmail(), goodPassword);
+    await client.get('/app/remove');
+    const created = await client.post('/app/removals', { image_url: 'https://example.com/a.jpg' });
+    const taskPage = created.response.headers.get('location') ?? '';
+    assert.match(taskPage, /^\/app\/tasks\/bgr_/);
+    for (const pathname of ['/app/remove', '/app/history', taskPage, '/app/credits', '/app/settings/keys']) {
+      const { response } = await client.get(pathname);
+      assert.equal(response.status, 200, pathname);
+      assert.equal(response.headers.get('cache-control'), 'no-store', pathname);
+    }
+  });
 });
 
 test('a session lifetime past ten years is refused at start with a clear message; ten years sign up fine', async () => {
