@@ -11,6 +11,7 @@ import { createTask, findTaskForAccount } from '../../store/tasks-repository.ts'
 import { countQueuedAhead, findTaskSource, recordTaskSource } from '../../store/web-tasks-repository.ts';
 import { readHeader } from '../../vision/decode.ts';
 import { previewMaxPixels, type WebContext } from '../context.ts';
+import { decodesFully } from '../decodes-fully.ts';
 import { first } from '../form-values.ts';
 import { formatBytes, plural } from '../html.ts';
 import { sendNotFound } from '../pages/auth-pages.ts';
@@ -77,6 +78,9 @@ export function removalRoutes(ctx: WebContext) {
         } catch (err) {
           if (err instanceof TaskError) return showForm(reply, account, 400, `That file cannot be used: ${err.message}`);
           throw err;
+        }
+        if (!(await decodesFully(form.file, ctx.config.maxPixels))) {
+          return showForm(reply, account, 400, 'That file cannot be used: the image data is incomplete or damaged.');
         }
         uploadKey = newUploadKey();
         await ctx.uploads.put(uploadKey, form.file);

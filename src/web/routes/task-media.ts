@@ -6,7 +6,7 @@ import { isUploadKey } from '../../storage/upload-store.ts';
 import { findTaskForAccount } from '../../store/tasks-repository.ts';
 import { uploadBelongsTo } from '../../store/web-tasks-repository.ts';
 import type { WebContext } from '../context.ts';
-import { sendNotFound } from '../pages/auth-pages.ts';
+import { errorPage, sendNotFound } from '../pages/auth-pages.ts';
 import { requireSignIn, signedInAccount } from '../session.ts';
 
 const viewerMaxSide = 2048;
@@ -23,11 +23,19 @@ export function taskMediaRoutes(ctx: WebContext) {
       const data = await ctx.uploads.read(key);
       if (!data) return sendNotFound(reply);
       // Re-encoded upright as WebP, so every browser can show what was uploaded (TIFF, HEIF…).
+      // Uploads are checked to decode, but one stored before that check, or damaged since, may not.
       const image = await sharp(data, { limitInputPixels: ctx.config.maxPixels })
         .autoOrient()
         .resize({ width: viewerMaxSide, height: viewerMaxSide, fit: 'inside', withoutEnlargement: true })
         .webp({ quality: 85 })
-        .toBuffer();
+        .toBuffer()
+        .catch((err: unknown) => {
+          request.log.warn({ err, key }, 'an uploaded original does not decode');
+          return undefined;
+        });
+      if (!image) {
+        return reply.code(422).type('text/html').send(errorPage('Image cannot be shown', 'The uploaded original cannot be shown: its data is damaged or incomplete.', 422));
+      }
       return reply.header('Cache-Control', 'private, max-age=3600').type('image/webp').send(image);
     });
 
@@ -45,7 +53,13 @@ export function taskMediaRoutes(ctx: WebContext) {
       const thumbnail = await sharp(Buffer.concat(chunks))
         .resize({ width: thumbnailSide, height: thumbnailSide, fit: 'inside' })
         .webp({ quality: 80 })
-        .toBuffer();
+        .toBuffer()
+        .catch((err: unknown) => {
+          // A result damaged on disk: the list shows no thumbnail rather than failing the image request.
+          request.log.warn({ err, taskId: task.id }, 'a result does not decode for its thumbnail');
+          return undefined;
+        });
+      if (!thumbnail) return sendNotFound(reply);
       return reply.header('Cache-Control', 'private, max-age=3600').type('image/webp').send(thumbnail);
     });
   };
