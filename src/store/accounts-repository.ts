@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { emailMaxLength, emailTooLongMessage } from '../domain/email.ts';
 import { newId } from '../domain/ids.ts';
 import { inTransaction, type Db, type Tx } from './database.ts';
-import type { LedgerKind } from './schema.ts';
+import type { Selectable } from 'kysely';
+import type { CreditLedgerTable, LedgerKind } from './schema.ts';
 
 const accountRow = z.object({
   id: z.string(),
@@ -162,12 +163,28 @@ export interface LedgerEntry {
 
 export async function listLedger(db: Db, accountId: string): Promise<LedgerEntry[]> {
   const rows = await db.selectFrom('credit_ledger').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
-  return rows.map((r) => ({
+  return rows.map(toLedgerEntry);
+}
+
+/**
+ * One page of the ledger, newest first, from the entry before `beforeId` (the newest when
+ * undefined); `more` says whether older entries follow. A busy account has entries without end,
+ * so a page is what is read, never the whole ledger.
+ */
+export async function listLedgerPage(db: Db, accountId: string, page: { limit: number; beforeId: number | undefined }): Promise<{ entries: LedgerEntry[]; more: boolean }> {
+  let query = db.selectFrom('credit_ledger').selectAll().where('account_id', '=', accountId);
+  if (page.beforeId !== undefined) query = query.where('id', '<', page.beforeId);
+  const rows = await query.orderBy('id', 'desc').limit(page.limit + 1).execute();
+  return { entries: rows.slice(0, page.limit).map(toLedgerEntry), more: rows.length > page.limit };
+}
+
+function toLedgerEntry(r: Selectable<CreditLedgerTable>): LedgerEntry {
+  return {
     id: Number(r.id),
     kind: r.kind,
     taskId: r.task_id,
     availableDelta: Number(r.available_delta),
     reservedDelta: Number(r.reserved_delta),
     createdAt: Number(r.created_at),
-  }));
+  };
 }

@@ -13,7 +13,11 @@ const kindText: Record<LedgerEntry['kind'], string> = {
 
 const signed = (n: number): string => (n > 0 ? `+${n}` : String(n));
 
-export function creditsPage(state: { account: Account; csrf: string; ledger: LedgerEntry[]; offer: SafeHtml }): string {
+/**
+ * `ledger` is one page, newest first; `paged` is true past the first page, and `olderThan` names
+ * the last entry shown when older ones follow.
+ */
+export function creditsPage(state: { account: Account; csrf: string; ledger: LedgerEntry[]; paged: boolean; olderThan: number | undefined; offer: SafeHtml }): string {
   const { account } = state;
   return renderPage({
     title: 'Credits',
@@ -36,7 +40,7 @@ export function creditsPage(state: { account: Account; csrf: string; ledger: Led
         <table class="responsive" data-testid="ledger">
           <thead><tr><th scope="col">Date</th><th scope="col">Entry</th><th scope="col">Available</th><th scope="col">Held</th><th scope="col">Task</th></tr></thead>
           <tbody>
-          ${[...state.ledger].reverse().map(
+          ${state.ledger.map(
             (e) => html`<tr>
               <td data-label="Date">${formatDate(e.createdAt)}</td>
               <td data-label="Entry">${kindText[e.kind]}</td>
@@ -47,6 +51,12 @@ export function creditsPage(state: { account: Account; csrf: string; ledger: Led
           )}
           </tbody>
         </table>
+        ${state.paged || state.olderThan !== undefined
+          ? html`<nav class="pager" aria-label="Ledger pages">
+              ${state.paged ? html`<a href="/app/credits">Newest entries</a>` : ''}
+              ${state.olderThan !== undefined ? html`<a href="/app/credits?before=${state.olderThan}">Older entries</a>` : ''}
+            </nav>`
+          : ''}
       </section>`,
   });
 }
