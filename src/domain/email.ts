@@ -1,4 +1,5 @@
 // One rule for an account's email wherever one is given (web forms, the admin CLI, the store).
+// Addresses are compared without letter case, so the lower-case form is the one stored and looked up.
 import { z } from 'zod';
 
 /**
@@ -10,4 +11,6 @@ export const emailMaxLength = 254;
 
 export const emailTooLongMessage = `An email address has at most ${emailMaxLength} characters.`;
 
-export const emailSchema = z.string().trim().max(emailMaxLength, emailTooLongMessage).pipe(z.email('Enter a valid email address.'));
+export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
+
+export const emailSchema = z.string().trim().max(emailMaxLength, emailTooLongMessage).pipe(z.email('Enter a valid email address.')).transform(normaliseEmail);

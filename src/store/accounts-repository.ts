@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { emailMaxLength, emailTooLongMessage } from '../domain/email.ts';
+import { emailMaxLength, emailTooLongMessage, normaliseEmail } from '../domain/email.ts';
 import { newId } from '../domain/ids.ts';
 import { inTransaction, type Db, type Tx } from './database.ts';
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { CreditLedgerTable, LedgerKind } from './schema.ts';
 
 const accountRow = z.object({
@@ -65,17 +65,19 @@ export async function createAccount(
   /** More rows that belong to the new account, written in the same transaction (e.g. its password). */
   alongside?: (tx: Tx, accountId: string) => Promise<void>,
 ): Promise<Account> {
-  if (input.email.length > emailMaxLength) throw new InvalidEmailError(emailTooLongMessage);
+  const email = normaliseEmail(input.email);
+  if (email.length > emailMaxLength) throw new InvalidEmailError(emailTooLongMessage);
   const id = newId('acct');
   return inTransaction(db, async (tx) => {
-    const taken = new EmailTakenError(`an account with email ${input.email} already exists`);
-    const existing = await tx.selectFrom('accounts').select('id').where('email', '=', input.email).executeTakeFirst();
+    const taken = new EmailTakenError(`an account with email ${email} already exists`);
+    // lower(email) also finds a case twin made before emails were lower-cased (migration 006).
+    const existing = await tx.selectFrom('accounts').select('id').where(sql<string>`lower(email)`, '=', email).executeTakeFirst();
     if (existing) throw taken;
     // On PostgreSQL a concurrent sign-up with the same email can commit between the check and the
     // insert (READ COMMITTED); the unique index then decides, and its refusal means the same.
     await tx
       .insertInto('accounts')
-      .values({ id, email: input.email, plan: input.plan, has_purchase: 0, credits_available: 0, credits_reserved: 0, created_at: now })
+      .values({ id, email, plan: input.plan, has_purchase: 0, credits_available: 0, credits_reserved: 0, created_at: now })
       .execute()
       .catch((err: unknown) => {
         throw isEmailUniqueViolation(err) ? taken : err;
@@ -88,6 +90,12 @@ export async function createAccount(
 
 export async function findAccount(db: Db, id: string): Promise<Account | undefined> {
   const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toAccount(row) : undefined;
+}
+
+/** The account of an address, in any letter case. */
+export async function findAccountByEmail(db: Db, email: string): Promise<Account | undefined> {
+  const row = await db.selectFrom('accounts').selectAll().where('email', '=', normaliseEmail(email)).executeTakeFirst();
   return row ? toAccount(row) : undefined;
 }
 

@@ -11,6 +11,7 @@ import * as web from './migrations/002-web.ts';
 import * as activeTasks from './migrations/003-active-tasks.ts';
 import * as resultKey from './migrations/004-result-key.ts';
 import * as rateWindows from './migrations/005-rate-windows.ts';
+import * as emailCase from './migrations/006-email-case.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '003-active-tasks': activeTasks,
   '004-result-key': resultKey,
   '005-rate-windows': rateWindows,
+  '006-email-case': emailCase,
 };
 
 export type Db = Kysely<Database>;

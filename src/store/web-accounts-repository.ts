@@ -1,6 +1,7 @@
 // Password credentials of web accounts and the sign-in attempts that throttle guessing.
 import { sql } from 'kysely';
 import { z } from 'zod';
+import { normaliseEmail } from '../domain/email.ts';
 import { randomToken } from '../domain/ids.ts';
 import { createAccount, type Account } from './accounts-repository.ts';
 import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
@@ -31,7 +32,7 @@ export async function findCredentialsByEmail(db: Db, email: string): Promise<{ a
     .selectFrom('web_credentials')
     .innerJoin('accounts', 'accounts.id', 'web_credentials.account_id')
     .select(['web_credentials.account_id', 'web_credentials.password_hash'])
-    .where('accounts.email', '=', email)
+    .where('accounts.email', '=', normaliseEmail(email))
     .executeTakeFirst();
   if (!row) return undefined;
   const r = credentialRow.parse(row);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createAccount, CreditLimitError, EmailTakenError, findAccount, grantCredits, InvalidEmailError, listLedger, maxCredits } from '../../src/store/accounts-repository.ts';
 import { claimNextTask, failTask } from '../../src/store/task-queue.ts';
 import { createTask } from '../../src/store/tasks-repository.ts';
+import { up as lowerCaseEmails } from '../../src/store/migrations/006-email-case.ts';
 import { describeEachEngine, openTestStore } from '../support/engines.ts';
 
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
@@ -30,6 +31,20 @@ describeEachEngine('accounts', (engine) => {
     const tooLong = `${'x'.repeat(9000)}@example.test`;
     await assert.rejects(createAccount(store.db, { email: tooLong, plan: 'free', credits: 1 }), (err) => err instanceof InvalidEmailError && err.code === 'invalid_email');
     assert.equal(await store.db.selectFrom('accounts').select('id').where('email', '=', tooLong).executeTakeFirst(), undefined);
+  });
+
+  test('emails stored in mixed case before 006 are lower-cased, except two that differ only in case, which stay for the operator', async () => {
+    const tag = `${Date.now()}`;
+    const legacy = (id: string, email: string) => ({ id, email, plan: 'paid' as const, has_purchase: 0, credits_available: 0, credits_reserved: 0, created_at: 0 });
+    await store.db
+      .insertInto('accounts')
+      .values([legacy(`acct_lone${tag}`, `Lone.${tag}@Example.test`), legacy(`acct_twina${tag}`, `Twin.${tag}@example.test`), legacy(`acct_twinb${tag}`, `TWIN.${tag}@example.test`)])
+      .execute();
+    await lowerCaseEmails(store.db as never);
+    const emails = await store.db.selectFrom('accounts').select(['id', 'email']).where('id', 'like', `%${tag}`).orderBy('id').execute();
+    assert.deepEqual(emails.map((r) => r.email), [`lone.${tag}@example.test`, `Twin.${tag}@example.test`, `TWIN.${tag}@example.test`]);
+    // A third account for the twins' address is refused: the sign-up check compares without case.
+    await assert.rejects(createAccount(store.db, { email: `twin.${tag}@example.test`, plan: 'free', credits: 0 }), EmailTakenError);
   });
 
   test('a grant up to the largest balance is kept; one past it is refused with credit_limit_exceeded and changes nothing', async () => {

@@ -13,7 +13,7 @@ import { endSession, startSession } from '../session.ts';
 import { SignInThrottle } from '../sign-in-throttle.ts';
 
 const credentialsSchema = z.object({
-  email: emailSchema.transform((e) => e.toLowerCase()),
+  email: emailSchema,
   password: z.string(),
   next: z.string().optional(),
 });
