@@ -60,6 +60,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       downloads: results.downloads,
       uploads: results.uploads,
       signer,
+      baseUrl: () => baseUrl,
       metrics,
       readiness: [
         { name: 'database', check: () => pingDatabase(db) },

@@ -17,6 +17,8 @@ export interface ApiContext {
   /** The local result folder the download route serves; undefined when results live in a bucket. */
   downloads: DiskResultStore | undefined;
   signer: ResultUrlSigner;
+  /** Base of absolute URLs this service hands out: CUTOUT_PUBLIC_URL, else the bound address once listening. */
+  baseUrl: () => string;
   /** Images uploaded in the web app, beside the results (disk or bucket). */
   uploads: UploadStore;
   metrics: Metrics;

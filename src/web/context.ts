@@ -14,6 +14,8 @@ export interface WebContext {
   /** The local result folder; undefined when results live in a bucket. */
   downloads: DiskResultStore | undefined;
   uploads: UploadStore;
+  /** The service's own base URL, as in result links; never taken from a request's Host header. */
+  baseUrl: () => string;
   /** How an account can get more credits; the operator's CLI until a payment provider is plugged in. */
   creditOffer: CreditOffer;
   onTaskCreated: () => void;

@@ -45,6 +45,7 @@ export function webApp(api: ApiContext) {
     downloads: api.downloads,
     onTaskCreated: api.onTaskCreated,
     uploads: api.uploads,
+    baseUrl: api.baseUrl,
     creditOffer: operatorCreditOffer,
   };
 

@@ -85,7 +85,7 @@ export function removalRoutes(ctx: WebContext) {
         uploadKey = newUploadKey();
         await ctx.uploads.put(uploadKey, form.file);
         // The v1 API shows this as the task's input.image_url: the uploaded original, viewable by its owner when signed in.
-        imageUrl = `${ctx.config.publicUrl ?? `${request.protocol}://${request.host}`}/app/uploads/${uploadKey}`;
+        imageUrl = `${ctx.baseUrl()}/app/uploads/${uploadKey}`;
       }
       const input: RemovalInput = { image_url: imageUrl, subject: form.subject, precision: form.precision, output_format: form.output_format };
       try {
