@@ -1,15 +1,18 @@
 import type { Task } from '../store/task-row.ts';
-import type { ResultLinks } from '../storage/result-store.ts';
+import { resultDeletedAt, type ResultLinks } from '../storage/result-store.ts';
 import type { BgRemoval } from './schemas.ts';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** The public shape of a task. A succeeded task gets a freshly signed URL on every call. */
-export async function toBgRemoval(task: Task, links: ResultLinks, now = Date.now()): Promise<BgRemoval> {
+/**
+ * The public shape of a task. A succeeded task gets a freshly signed URL on every call, which
+ * expires no later than retention deletes its file.
+ */
+export async function toBgRemoval(task: Task, links: ResultLinks, retentionHours: number, now = Date.now()): Promise<BgRemoval> {
   const succeeded = task.status === 'succeeded';
   let output: BgRemoval['output'] = null;
   if (succeeded && task.result_key !== null && task.result_width !== null && task.result_height !== null) {
-    const signed = task.result_deleted_at === null ? await links.link(task.result_key, now) : undefined;
+    const signed = task.result_deleted_at === null ? await links.link(task.result_key, now, resultDeletedAt(task.finished_at, retentionHours)) : undefined;
     output = {
       url: signed?.url ?? null,
       expires_at: signed ? iso(signed.expiresAt) : null,

@@ -14,9 +14,28 @@ export interface ResultStore {
   check(): Promise<void>;
 }
 
-/** Hands out URLs a client can GET without credentials, each valid for the configured lifetime. */
+/**
+ * Hands out URLs a client can GET without credentials, each valid for the configured lifetime but
+ * never past `deletedAt` (epoch ms), when retention deletes the file.
+ */
 export interface ResultLinks {
-  link(key: string, now?: number): Promise<ResultLink>;
+  link(key: string, now?: number, deletedAt?: number): Promise<ResultLink>;
+}
+
+/** When retention deletes the result of a task that finished at `finishedAt`. */
+export function resultDeletedAt(finishedAt: number | null, retentionHours: number): number | undefined {
+  return finishedAt === null ? undefined : finishedAt + retentionHours * 3_600_000;
+}
+
+// A link is never shorter than this, even to a file whose retention is over but which the next
+// sweep has not deleted yet: a client then still gets a usable URL, or a 404 once it is gone.
+const shortestLinkSeconds = 60;
+
+/** Seconds a link made at `now` lives: the configured lifetime, cut at the file's deletion. */
+export function linkLifetimeSeconds(ttlSeconds: number, now: number, deletedAt: number | undefined): number {
+  if (deletedAt === undefined) return ttlSeconds;
+  const untilDeleted = Math.floor(deletedAt / 1000) - Math.floor(now / 1000);
+  return Math.min(ttlSeconds, Math.max(untilDeleted, Math.min(shortestLinkSeconds, ttlSeconds)));
 }
 
 // Keys without a claim number were written before each claim had its own (migration 004).

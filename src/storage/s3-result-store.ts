@@ -3,7 +3,7 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config.ts';
-import { contentTypeOf, isResultKey, type ResultLink, type ResultLinks, type ResultStore } from './result-store.ts';
+import { contentTypeOf, isResultKey, linkLifetimeSeconds, type ResultLink, type ResultLinks, type ResultStore } from './result-store.ts';
 
 // SigV4 presigned URLs cannot live longer than seven days.
 export const maxPresignSeconds = 7 * 24 * 3600;
@@ -49,11 +49,18 @@ export class S3ResultStore implements ResultStore, ResultLinks {
     await this.client.send(new HeadBucketCommand({ Bucket: this.config.bucket }));
   }
 
-  /** Presigning is local computation: no request reaches the bucket until the client downloads. */
-  async link(key: string, now = Date.now()): Promise<ResultLink> {
+  /**
+   * Presigning is local computation: no request reaches the bucket until the client downloads. A
+   * URL signed with temporary credentials (a role's) stops working when they expire, so it is given
+   * no longer than they last.
+   */
+  async link(key: string, now = Date.now(), deletedAt?: number): Promise<ResultLink> {
+    const { expiration } = await this.client.config.credentials();
+    const ends = expiration === undefined ? deletedAt : Math.min(deletedAt ?? Number.POSITIVE_INFINITY, expiration.getTime());
+    const expiresIn = linkLifetimeSeconds(this.ttlSeconds, now, ends);
     const command = new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) });
-    const url = await getSignedUrl(this.client, command, { expiresIn: this.ttlSeconds, signingDate: new Date(now) });
-    return { url, expiresAt: Math.floor(now / 1000) * 1000 + this.ttlSeconds * 1000 };
+    const url = await getSignedUrl(this.client, command, { expiresIn, signingDate: new Date(now) });
+    return { url, expiresAt: Math.floor(now / 1000) * 1000 + expiresIn * 1000 };
   }
 
   close(): void {

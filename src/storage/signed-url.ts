@@ -2,7 +2,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ResultLink, ResultLinks } from './result-store.ts';
+import { linkLifetimeSeconds, type ResultLink, type ResultLinks } from './result-store.ts';
 
 export type SignatureCheck = 'valid' | 'invalid' | 'expired';
 
@@ -18,14 +18,14 @@ export class ResultUrlSigner implements ResultLinks {
     return createHmac('sha256', this.secret).update(`${key}\n${expires}`).digest('base64url');
   }
 
-  sign(key: string, now = Date.now()): { url: string; expiresAt: number } {
-    const expires = Math.floor(now / 1000) + this.ttlSeconds;
+  sign(key: string, now = Date.now(), deletedAt?: number): { url: string; expiresAt: number } {
+    const expires = Math.floor(now / 1000) + linkLifetimeSeconds(this.ttlSeconds, now, deletedAt);
     const query = new URLSearchParams({ expires: String(expires), signature: this.signature(key, expires) });
     return { url: `${this.baseUrl()}/api/v1/results/${key}?${query}`, expiresAt: expires * 1000 };
   }
 
-  async link(key: string, now = Date.now()): Promise<ResultLink> {
-    return this.sign(key, now);
+  async link(key: string, now = Date.now(), deletedAt?: number): Promise<ResultLink> {
+    return this.sign(key, now, deletedAt);
   }
 
   verify(key: string, expires: string | undefined, signature: string | undefined, now = Date.now()): SignatureCheck {

@@ -100,4 +100,20 @@ describeEachEngine('result URLs', (engine) => {
     assert.equal(res.status, 404);
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'result_not_found');
   });
+
+  test('a URL handed out shortly before retention deletes the file expires with the file, not a lifetime later', async () => {
+    const created = (await (await server.request('/api/v1/bg/removals', { ...createBody({ image_url: 'https://example.test/b.png' }), key })).json()) as TaskBody;
+    const claimed = await claimNextTask(server.db, { leaseMs: 60_000, maxAttempts: 3 });
+    assert.equal(claimed?.task.id, created.id);
+    const fileKey = resultKey(created.id, claimed.task.claims, 'png');
+    await new DiskResultStore(path.join(server.dataDir, 'results')).put(fileKey, png);
+    // Finished 24 hours less 100 seconds ago: retention deletes the file in 100 s, the URL's lifetime is 600 s.
+    const deletedAt = Date.now() + 100_000;
+    assert.ok(await completeTask(server.db, created.id, claimed.leaseToken, { key: fileKey, width: 3, height: 2 }, deletedAt - 24 * 3_600_000));
+    const late = (await (await server.request(`/api/v1/bg/removals/${created.id}`, { key })).json()) as TaskBody;
+    const expiresAt = Date.parse(late.output?.expires_at ?? '');
+    assert.ok(expiresAt <= deletedAt && expiresAt > deletedAt - 5_000, `expires_at ${late.output?.expires_at}`);
+    assert.equal(Number(new URL(late.output?.url ?? '').searchParams.get('expires')) * 1000, expiresAt);
+    assert.equal((await fetch(late.output?.url ?? '')).status, 200);
+  });
 });

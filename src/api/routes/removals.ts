@@ -59,7 +59,7 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           request.log.info({ taskId: task.id, accountId: account.id }, 'task created');
           ctx.onTaskCreated();
         }
-        return reply.code(202).send(await toBgRemoval(task, ctx.links));
+        return reply.code(202).send(await toBgRemoval(task, ctx.links, ctx.config.resultRetentionHours));
       },
     );
 
@@ -88,7 +88,7 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         // An id that cannot be a task's finds nothing; its shape is looked at only then, for the hint.
         const task = await findTaskForAccount(ctx.db, id, account.id);
         if (!task) throw new ApiError('task_not_found', isWellFormedId('bgr', id) ? `No task ${id} for this account.` : malformedTaskIdMessage);
-        return toBgRemoval(task, ctx.links);
+        return toBgRemoval(task, ctx.links, ctx.config.resultRetentionHours);
       },
     );
   };

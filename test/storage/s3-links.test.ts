@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
+import { startS3Server } from '../support/s3-server.ts';
+
+/**
+ * Temporary credentials as an ECS task role hands them out, from the container credentials
+ * endpoint the SDK's default chain asks when AWS_CONTAINER_CREDENTIALS_FULL_URI is set (here on loopback).
+ */
+async function withRoleCredentials<T>(expiration: Date, run: () => Promise<T>): Promise<T> {
+  const endpoint = http.createServer((_request, response) => {
+    response.setHeader('Content-Type', 'application/json');
+    response.end(JSON.stringify({ AccessKeyId: 'S3RVER', SecretAccessKey: 'S3RVER', Token: 'role-session', Expiration: expiration.toISOString() }));
+  });
+  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+  const saved = { ...process.env };
+  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) delete process.env[name];
+  process.env.AWS_CONTAINER_CREDENTIALS_FULL_URI = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/role`;
+  // No shared config files are read: the chain must reach the endpoint above.
+  process.env.AWS_SHARED_CREDENTIALS_FILE = '/nonexistent/credentials';
+  process.env.AWS_CONFIG_FILE = '/nonexistent/config';
+  try {
+    return await run();
+  } finally {
+    process.env = saved;
+    await new Promise<void>((resolve) => endpoint.close(() => resolve()));
+  }
+}
+
+test('a presigned URL made with a role whose credentials expire in 15 minutes lives 15 minutes, and the expiry it reports says so', async () => {
+  const s3 = await startS3Server();
+  try {
+    const expiration = new Date(Date.now() + 15 * 60_000);
+    await withRoleCredentials(expiration, async () => {
+      const store = new S3ResultStore({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', prefix: '', forcePathStyle: true, credentials: undefined }, 7 * 24 * 3600);
+      try {
+        const now = Date.now();
+        const link = await store.link('bgr_rolecredentials0001-1.png', now);
+        const url = new URL(link.url);
+        assert.equal(url.searchParams.get('X-Amz-Security-Token'), 'role-session');
+        const lifetime = Number(url.searchParams.get('X-Amz-Expires'));
+        assert.ok(lifetime <= 15 * 60 && lifetime >= 15 * 60 - 5, `X-Amz-Expires ${lifetime}`);
+        assert.equal(link.expiresAt, Math.floor(now / 1000) * 1000 + lifetime * 1000);
+      } finally {
+        store.close();
+      }
+    });
+  } finally {
+    await s3.close();
+  }
+});
+
+test('a presigned URL never outlives the retention of its file', async () => {
+  const s3 = await startS3Server();
+  const store = new S3ResultStore({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', prefix: '', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', sessionToken: undefined } }, 3600);
+  try {
+    const now = Date.now();
+    const link = await store.link('bgr_retentionbound0001-1.png', now, now + 120_000);
+    const lifetime = Number(new URL(link.url).searchParams.get('X-Amz-Expires'));
+    assert.ok(lifetime <= 120 && lifetime >= 119, `X-Amz-Expires ${lifetime}`);
+    assert.ok(link.expiresAt <= now + 120_000);
+  } finally {
+    store.close();
+    await s3.close();
+  }
+});
