@@ -5,6 +5,8 @@ import { openDatabase } from '../store/database.ts';
 import { startServer } from '../server.ts';
 import { accountsCommand, creditsCommand } from './accounts.ts';
 import { keysCommand } from './keys.ts';
+import type { Logger } from 'pino';
+import { createLogger } from '../logger.ts';
 import { CliError } from './output.ts';
 
 const usage = `usage: cutout <command>
@@ -21,34 +23,87 @@ const usage = `usage: cutout <command>
 async function serve(argv: string[]): Promise<void> {
   const unknown = argv.filter((a) => a !== '--no-worker');
   if (unknown.length > 0) throw new CliError(`unknown option ${unknown[0]}\n${usage}`, 2);
-  const server = await startServer(loadConfig(), { worker: !argv.includes('--no-worker') });
-  stopOnSignal(server.app.log, () => server.close());
+  const config = loadConfig();
+  const logger = createLogger(config);
+  const signals = stopOnSignal(logger);
+  const server = await startServer(config, { worker: !argv.includes('--no-worker'), logger });
+  signals.started({ close: () => server.close(), releaseHeld: async () => server.worker?.releaseHeld() });
 }
 
 async function worker(argv: string[]): Promise<void> {
   if (argv.length > 0) throw new CliError(`unknown option ${argv[0]}\n${usage}`, 2);
+  const config = loadConfig();
+  const logger = createLogger(config);
+  const signals = stopOnSignal(logger.child({ role: 'worker' }));
   const { startWorkerProcess } = await import('../worker/worker-process.ts');
-  const running = await startWorkerProcess(loadConfig());
-  stopOnSignal(running.health.log, () => running.close());
+  const running = await startWorkerProcess(config, { logger });
+  signals.started({ close: () => running.close(), releaseHeld: () => running.worker.releaseHeld() });
 }
 
-/** SIGTERM or SIGINT: stop taking work, let in-flight tasks finish within the grace period, exit 0. */
-function stopOnSignal(log: { info: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void }, close: () => Promise<unknown>): void {
-  let closing = false;
-  const shutdown = (signal: string): void => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal }, 'shutting down');
-    close().then(
-      () => process.exit(0),
+interface Stoppable {
+  /** Stops taking work; in-flight tasks get the grace period, then are released. */
+  close(): Promise<unknown>;
+  /** Releases the tasks in hand at once. */
+  releaseHeld(): Promise<unknown>;
+}
+
+/** The longest a stopping process waits for a model pass already running (see settleInference). */
+const inferenceSettleMs = 30_000;
+
+/**
+ * SIGTERM or SIGINT: stop taking work, let in-flight tasks finish within the grace period, release
+ * the rest, exit 0. The handlers are in place before startup: a signal while the model loads exits
+ * 0 at once. A second signal releases the tasks in hand at once and exits. Either way the process
+ * exits only once no model pass runs in the inference thread, since exiting under a running
+ * onnxruntime aborts (exit code 134).
+ */
+function stopOnSignal(log: Logger): { started(target: Stoppable): void } {
+  let target: Stoppable | undefined;
+  let signals = 0;
+  let exiting = false;
+  const exit = async (code: number): Promise<never> => {
+    if (!exiting) {
+      exiting = true;
+      const { settleInference } = await import('../vision/model.ts');
+      if (!(await settleInference(inferenceSettleMs))) log.warn({ waitedMs: inferenceSettleMs }, 'a model pass is still running; exiting anyway');
+    }
+    // Exit codes are decided by the first path that gets here; a later one only waits.
+    process.exit(code);
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    if (!target) {
+      log.info({ signal }, 'shutting down before startup finished');
+      void exit(0);
+      return;
+    }
+    if (signals === 1) {
+      log.info({ signal }, 'shutting down');
+      target.close().then(
+        () => exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'shutdown failed');
+          return exit(1);
+        },
+      );
+      return;
+    }
+    log.warn({ signal }, 'second signal: releasing the tasks in hand and exiting now');
+    target.releaseHeld().then(
+      () => exit(0),
       (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        log.error({ err }, 'releasing the tasks failed; they are taken over when their leases expire');
+        return exit(1);
       },
     );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    started(running) {
+      target = running;
+    },
+  };
 }
 
 async function withDatabase(fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>): Promise<void> {

@@ -20,6 +20,26 @@ export interface Segmenter {
 
 let loading: Promise<Segmenter> | undefined;
 
+/** How each segmenter of this process stops: see settleInference. */
+const settlers = new Set<() => Promise<void>>();
+
+/**
+ * For a process about to exit: every segmenter of the process refuses new predictions, and this
+ * resolves once no run is left in any inference thread (or after timeoutMs, resolving false).
+ * Exiting while onnxruntime runs in a thread aborts the process ("terminate called after throwing
+ * an instance of 'Napi::Error'", exit code 134); an idle thread is torn down cleanly.
+ */
+export async function settleInference(timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const settled = Promise.all([...settlers].map((settle) => settle())).then(() => true);
+  try {
+    return await Promise.race([settled, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * The process-wide segmenter. The first call's options decide how it is built; later calls,
  * concurrent ones included, share that same session, so the process holds the model's memory once.
@@ -44,11 +64,18 @@ export function startSegmenter(options: SegmenterOptions, onExit: () => void = (
   const pending = new Map<number, { resolve: (mask: Float32Array) => void; reject: (err: Error) => void }>();
   let nextId = 0;
   let broken: Error | undefined;
+  let drained: (() => void) | undefined;
   const failAll = (err: Error): void => {
     broken = err;
     for (const { reject } of pending.values()) reject(err);
     pending.clear();
+    drained?.();
   };
+  const settle = (): Promise<void> => {
+    broken ??= new Error('the process is stopping: no new model runs');
+    return pending.size === 0 ? Promise.resolve() : new Promise((resolve) => (drained = resolve));
+  };
+  settlers.add(settle);
 
   return new Promise((resolve, reject) => {
     const segmenter: Segmenter = {
@@ -80,7 +107,10 @@ export function startSegmenter(options: SegmenterOptions, onExit: () => void = (
       }
       const waiter = pending.get(reply.id);
       pending.delete(reply.id);
-      if (pending.size === 0) thread.unref();
+      if (pending.size === 0) {
+        thread.unref();
+        drained?.();
+      }
       if ('mask' in reply) waiter?.resolve(reply.mask);
       else waiter?.reject(new Error(reply.error));
     });
@@ -92,6 +122,7 @@ export function startSegmenter(options: SegmenterOptions, onExit: () => void = (
       const err = new Error(`inference thread exited with code ${code}`);
       failAll(err);
       reject(err);
+      settlers.delete(settle);
       onExit();
     });
   });

@@ -27,7 +27,17 @@ export function segmenterOptions(config: Config): SegmenterOptions {
 }
 
 export async function createWorker(config: Config, db: Db, results: Results, logger: Logger, metrics?: Metrics): Promise<Worker> {
-  const segmenter = await loadSegmenter(segmenterOptions(config));
+  const loaded = await loadSegmenter(segmenterOptions(config));
+  // At debug level each model pass is logged as it is handed to the inference thread: the shutdown
+  // tests signal a worker mid-pass on this line.
+  const segmenter: typeof loaded = logger.isLevelEnabled('debug')
+    ? {
+        predict(rgb, side) {
+          logger.debug({ side }, 'model pass started');
+          return loaded.predict(rgb, side);
+        },
+      }
+    : loaded;
   return new Worker({
     db,
     logger,

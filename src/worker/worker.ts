@@ -34,10 +34,14 @@ type Failure = { kind: 'failed'; error: TaskError } | { kind: 'later'; error: St
 interface InFlight {
   taskId: string;
   leaseToken: string;
+  released?: boolean;
 }
 
 export class Worker {
   private running = false;
+  /** Set by stop(): a claim that lands after it is handed back at once instead of being run. */
+  private stopping = false;
+  private endGrace: (() => void) | undefined;
   private readonly slots: Promise<void>[] = [];
   private wakeUp: (() => void)[] = [];
   private readonly pollMs: number;
@@ -72,25 +76,47 @@ export class Worker {
    */
   async stop(graceMs = Number.POSITIVE_INFINITY): Promise<{ released: number }> {
     this.running = false;
+    this.stopping = true;
     this.notify();
     const slots = Promise.all(this.slots.splice(0));
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace'>((resolve) => {
+      this.endGrace = () => resolve('grace');
       if (Number.isFinite(graceMs)) timer = setTimeout(() => resolve('grace'), graceMs);
     });
     const outcome = await Promise.race([slots.then(() => 'done' as const), graceOver]);
     clearTimeout(timer);
     if (outcome === 'done') return { released: 0 };
+    return { released: await this.releaseHeld() };
+  }
+
+  /**
+   * Releases every task in hand now (queued again, the attempt not counted) and ends stop()'s grace
+   * period: for a second signal, and for the end of the grace. A slot that claims after this (it
+   * was inside its claim) hands that task back too, as soon as the claim returns.
+   */
+  async releaseHeld(): Promise<number> {
+    this.running = false;
+    this.stopping = true;
+    this.endGrace?.();
     let released = 0;
-    for (const { taskId, leaseToken } of [...this.inFlight]) {
-      try {
-        if (await releaseTask(this.opts.db, taskId, leaseToken)) released += 1;
-        this.opts.logger.warn({ taskId }, 'shutdown grace period over; task released for another worker');
-      } catch (err) {
-        this.opts.logger.error({ err, taskId }, 'could not release the task; it is taken over when its lease expires');
-      }
+    for (const held of [...this.inFlight]) {
+      if (held.released) continue;
+      held.released = true;
+      if (await this.release(held, 'shutdown grace period over; task released for another worker')) released += 1;
     }
-    return { released };
+    return released;
+  }
+
+  private async release({ taskId, leaseToken }: InFlight, message: string): Promise<boolean> {
+    try {
+      const released = await releaseTask(this.opts.db, taskId, leaseToken);
+      this.opts.logger.warn({ taskId }, message);
+      return released;
+    } catch (err) {
+      this.opts.logger.error({ err, taskId }, 'could not release the task; it is taken over when its lease expires');
+      return false;
+    }
   }
 
   private async reap(): Promise<void> {
@@ -139,6 +165,12 @@ export class Worker {
     }
     if (!claimed) return false;
     const { task, leaseToken } = claimed;
+    if (this.stopping) {
+      // stop() came while this claim was on its way: the task was never started, so it is handed
+      // back at once rather than run (or stranded under a lease if the grace is already over).
+      await this.release({ taskId: task.id, leaseToken }, 'claimed while stopping; task released for another worker');
+      return true;
+    }
     const { metrics } = this.opts;
     const held: InFlight = { taskId: task.id, leaseToken };
     this.inFlight.add(held);

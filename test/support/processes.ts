@@ -40,7 +40,13 @@ export interface CutoutProcess {
   stop(signal?: NodeJS.Signals): Promise<number | NodeJS.Signals>;
 }
 
-export async function startCutout(name: string, args: string[], env: Record<string, string>): Promise<CutoutProcess> {
+/** `ready` is the log line that means started (default: listening, or the worker started). */
+export async function startCutout(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: (line: LogLine) => boolean = (l) => l.msg === 'cutout is listening' || l.msg === 'worker started',
+): Promise<CutoutProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/main.ts'), ...args], {
     cwd: repo,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', CUTOUT_METRICS_PORT: '0', ...env },
@@ -90,8 +96,8 @@ export async function startCutout(name: string, args: string[], env: Record<stri
     });
   };
 
-  const ready = await waitForLog((l) => l.msg === 'cutout is listening' || l.msg === 'worker started');
-  const url = ready.url ?? `http://127.0.0.1:${ready.healthPort}`;
+  const readyLine = await waitForLog(ready);
+  const url = readyLine.url ?? `http://127.0.0.1:${readyLine.healthPort}`;
   return {
     name,
     child,
