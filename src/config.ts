@@ -5,7 +5,20 @@ import { z } from 'zod';
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const int = (min: number, max = Number.MAX_SAFE_INTEGER, why?: string) =>
+  z.coerce
+    .number()
+    .int()
+    .min(min)
+    .max(max, `must be at most ${max}${why ? ` (${why})` : ''}`);
+/** Hours as a number (fractions allowed), bounded so that a time this far ahead is still a date. */
+const hours = (min: number, exclusive = false) =>
+  (exclusive ? z.coerce.number().positive() : z.coerce.number().min(min)).max(maxHours, `must be at most ${maxHours} (10 years)`);
+const maxHours = 87_600;
+/** Counts that PostgreSQL compares with integer columns and parameters. */
+const maxInt32 = 2_147_483_647;
+/** S3 presigned URLs live at most 7 days; disk results are held to the same bound. */
+export const maxResultUrlTtlSeconds = 604_800;
 
 export const envSchema = z.object({
   PORT: int(0, 65535).default(8080),
@@ -13,25 +26,25 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CUTOUT_DATA_DIR: z.string().min(1).default('./data'),
   CUTOUT_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
-  CUTOUT_RATE_LIMIT_PER_MINUTE: int(1).default(120),
-  CUTOUT_MAX_ACTIVE_TASKS: int(1).default(10),
+  CUTOUT_RATE_LIMIT_PER_MINUTE: int(1, maxInt32).default(120),
+  CUTOUT_MAX_ACTIVE_TASKS: int(1, maxInt32).default(10),
   CUTOUT_ALLOW_PRIVATE_IMAGE_URLS: bool.default(false),
-  CUTOUT_RESULT_URL_TTL_SECONDS: int(1).default(3600),
-  CUTOUT_RESULT_RETENTION_HOURS: z.coerce.number().positive().default(24),
-  CUTOUT_IDEMPOTENCY_TTL_HOURS: z.coerce.number().min(24).default(24),
+  CUTOUT_RESULT_URL_TTL_SECONDS: int(1, maxResultUrlTtlSeconds, '7 days, the longest an S3 presigned URL lives').default(3600),
+  CUTOUT_RESULT_RETENTION_HOURS: hours(0, true).default(24),
+  CUTOUT_IDEMPOTENCY_TTL_HOURS: hours(24).default(24),
   CUTOUT_WORKER_CONCURRENCY: int(1, 64).default(1),
   CUTOUT_INFERENCE_THREADS: int(1, 256).optional(),
-  CUTOUT_LEASE_SECONDS: int(5).default(60),
+  CUTOUT_LEASE_SECONDS: int(5, 86_400, 'one day').default(60),
   CUTOUT_MAX_ATTEMPTS: int(1, 20).default(3),
-  CUTOUT_FETCH_MAX_BYTES: int(1).default(25 * 1024 * 1024),
-  CUTOUT_FETCH_TIMEOUT_SECONDS: int(1).default(30),
+  CUTOUT_FETCH_MAX_BYTES: int(1, 1024 ** 3, '1 GiB').default(25 * 1024 * 1024),
+  CUTOUT_FETCH_TIMEOUT_SECONDS: int(1, 3600, 'one hour').default(30),
   CUTOUT_FETCH_MAX_REDIRECTS: int(0, 20).default(5),
-  CUTOUT_MAX_PIXELS: int(1).default(50_000_000),
+  CUTOUT_MAX_PIXELS: int(1, maxInt32).default(50_000_000),
   CUTOUT_BOOTSTRAP: bool.default(true),
   CUTOUT_SIGNING_SECRET: z.string().min(32).optional(),
-  CUTOUT_WEB_FREE_CREDITS: int(0).default(3),
+  CUTOUT_WEB_FREE_CREDITS: int(0, maxInt32, 'the most credits an account holds').default(3),
   CUTOUT_WEB_SESSION_HOURS: z.coerce.number().positive().max(87_600, 'at most 87600 hours (10 years): a longer session has no cookie expiry date').default(168),
-  CUTOUT_WEB_SIGN_IN_MAX_FAILURES: int(1).default(5),
+  CUTOUT_WEB_SIGN_IN_MAX_FAILURES: int(1, 1_000_000).default(5),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   CUTOUT_DATABASE_POOL_SIZE: int(1, 1000).default(10),
   CUTOUT_WORKER_POLL_MS: int(10, 60_000).default(1000),
@@ -97,11 +110,25 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Variables whose values never appear in a message. */
+const secretVariables = new Set(['CUTOUT_SIGNING_SECRET', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
+
+/** How a refused value is shown: secrets not at all, a URL without its password. */
+export function shownValue(name: string, value: string | undefined): string {
+  if (value === undefined) return 'unset';
+  if (secretVariables.has(name)) return `a value of ${value.length} characters, not shown`;
+  return JSON.stringify(value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:?#]*):[^/?#]*@/i, '$1:***@'));
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  // Empty or blank is unset, for every variable (PORT=' ' is the default port, not port 0).
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message} (got ${JSON.stringify(present[String(i.path[0])])})`);
+    const lines = parsed.error.issues.map((i) => {
+      const name = String(i.path[0]);
+      return `  ${i.path.join('.')}: ${i.message} (got ${shownValue(name, present[name])})`;
+    });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
