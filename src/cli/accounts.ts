@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { emailSchema } from '../domain/email.ts';
 import type { Account } from '../store/accounts-repository.ts';
-import { AccountNotFoundError, createAccount, CreditLimitError, EmailTakenError, findAccount, grantCredits, InvalidEmailError } from '../store/accounts-repository.ts';
+import { AccountNotFoundError, createAccount, CreditLimitError, EmailTakenError, findAccount, grantCredits, InvalidEmailError, maxCredits } from '../store/accounts-repository.ts';
 import type { Db } from '../store/database.ts';
-import { parseFlags } from './args.ts';
+import { parseFlags, wholeNumber } from './args.ts';
 import { CliError, report } from './output.ts';
 
 export function accountJson(a: Account): Record<string, unknown> {
@@ -30,7 +30,7 @@ export async function accountsCommand(db: Db, argv: string[]): Promise<void> {
       z.object({
         email: emailSchema,
         plan: z.enum(['free', 'paid']).default('free'),
-        credits: z.coerce.number().int().min(0).default(0),
+        credits: wholeNumber(0).default(0),
         json: z.boolean().default(false),
       }),
     );
@@ -38,17 +38,21 @@ export async function accountsCommand(db: Db, argv: string[]): Promise<void> {
       const account = await createAccount(db, { email: values.email, plan: values.plan, credits: values.credits });
       report(values.json, accountJson(account), `created ${accountText(account)}`);
     } catch (err) {
-      if (err instanceof EmailTakenError || err instanceof InvalidEmailError || err instanceof CreditLimitError) throw new CliError(err.message);
+      if (err instanceof EmailTakenError || err instanceof InvalidEmailError) throw new CliError(err.message, 1, err.code);
+      // The repository's message names the account it was creating, which was rolled back.
+      if (err instanceof CreditLimitError) {
+        throw new CliError(`--credits ${values.credits} is more than an account can hold (${maxCredits}, available and reserved together); no account was created`, 1, err.code);
+      }
       throw err;
     }
     return;
   }
   if (sub === 'show') {
-    const { values, positionals } = parseFlags(rest, { json: { type: 'boolean' } }, z.object({ json: z.boolean().default(false) }));
+    const { values, positionals } = parseFlags(rest, { json: { type: 'boolean' } }, z.object({ json: z.boolean().default(false) }), 1);
     const id = positionals[0];
     if (!id) throw new CliError('usage: cutout accounts show ID [--json]', 2);
     const account = await findAccount(db, id);
-    if (!account) throw new CliError(`no account ${id}`);
+    if (!account) throw new CliError(`no account ${id}`, 1, 'account_not_found');
     report(values.json, accountJson(account), accountText(account));
     return;
   }
@@ -63,7 +67,7 @@ export async function creditsCommand(db: Db, argv: string[]): Promise<void> {
     { account: { type: 'string' }, amount: { type: 'string' }, purchase: { type: 'boolean' }, json: { type: 'boolean' } },
     z.object({
       account: z.string().min(1),
-      amount: z.coerce.number().int().min(1),
+      amount: wholeNumber(1),
       purchase: z.boolean().default(false),
       json: z.boolean().default(false),
     }),
@@ -76,7 +80,7 @@ export async function creditsCommand(db: Db, argv: string[]): Promise<void> {
       `${values.purchase ? 'recorded a purchase of' : 'granted'} ${values.amount} credits: ${accountText(account)}`,
     );
   } catch (err) {
-    if (err instanceof AccountNotFoundError || err instanceof CreditLimitError) throw new CliError(err.message);
+    if (err instanceof AccountNotFoundError || err instanceof CreditLimitError) throw new CliError(err.message, 1, err.code);
     throw err;
   }
 }

@@ -7,7 +7,7 @@ import { accountsCommand, creditsCommand } from './accounts.ts';
 import { keysCommand } from './keys.ts';
 import type { Logger } from 'pino';
 import { createLogger } from '../logger.ts';
-import { CliError } from './output.ts';
+import { CliError, reportError } from './output.ts';
 
 const usage = `usage: cutout <command>
   serve [--no-worker]                 run the API (and by default an in-process worker)
@@ -144,11 +144,33 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof CliError || err instanceof ConfigError) {
-    process.stderr.write(`cutout: ${err.message}\n`);
-    process.exit(err instanceof CliError ? err.exitCode : 1);
+const args = process.argv.slice(2);
+main(args).catch((err: unknown) => {
+  // --json asks the admin commands for one JSON object, a failure's included.
+  const json = ['accounts', 'credits', 'keys'].includes(args[0] ?? '') && args.includes('--json');
+  const known = describeFailure(err);
+  if (known) {
+    reportError(json, known.code, known.message);
+    process.exit(known.exitCode);
   }
+  if (json) reportError(true, 'internal_error', (err as Error).message ?? String(err));
   process.stderr.write(`cutout: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });
+
+/**
+ * Failures an operator can act on without a stack trace: ours (a stable code and a message) and the
+ * system's (ENOENT, EACCES, EADDRINUSE, ECONNREFUSED…: the message names the call and the path or
+ * address). Anything else is a bug, and its stack is printed.
+ */
+function describeFailure(err: unknown): { code: string; message: string; exitCode: number } | undefined {
+  if (err instanceof CliError) return { code: err.code, message: err.message, exitCode: err.exitCode };
+  if (err instanceof ConfigError) return { code: 'invalid_configuration', message: err.message, exitCode: 1 };
+  if (!(err instanceof Error)) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string') return undefined;
+  // Our errors carry snake_case codes (signing_secret_invalid, database_unavailable, …).
+  if (/^[a-z]+(_[a-z]+)+$/.test(code)) return { code, message: err.message, exitCode: 1 };
+  if (/^E[A-Z]+$/.test(code)) return { code, message: err.message, exitCode: 1 };
+  return undefined;
+}

@@ -156,12 +156,25 @@ async function migrate(db: Db): Promise<void> {
     const migrator = new Migrator({ db: target, provider: { getMigrations: async () => migrations }, disableTransactions });
     const { error, results } = await migrator.migrateToLatest();
     const failed = results?.find((r) => r.status === 'Error');
-    if (error || failed) {
-      throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
-    }
+    if (failed) throw new Error(`database migration ${failed.migrationName} failed: ${String(error)}`, { cause: error });
+    // Nothing was migrated: the database could not be reached, or not used (authentication, a
+    // missing database, a file that is not SQLite…), before any migration began.
+    if (error) throw new DatabaseUnavailableError(`cannot use the database: ${describeError(error)}`, { cause: error });
   };
   if (engineOf(db) === 'postgres') return run(db, false);
   await inTransaction(db, (conn) => run(conn, true));
+}
+
+/** The store could not be opened: the message says why (connection refused, authentication…). */
+export class DatabaseUnavailableError extends Error {
+  override name = 'DatabaseUnavailableError';
+  readonly code = 'database_unavailable';
+}
+
+/** An error's message; a connection to a host of several addresses fails with an AggregateError whose own message is empty. */
+function describeError(err: unknown): string {
+  if (err instanceof AggregateError && !err.message) return err.errors.map(describeError).join('; ');
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Whether the database answers; for readiness checks. */

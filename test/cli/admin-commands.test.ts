@@ -58,14 +58,53 @@ describeEachEngine('the cutout admin CLI acts on the same data as the server', (
 
   test('bad input is refused with a message and a non-zero exit', async () => {
     const badEmail = await runCli(['accounts', 'create', '--email', 'not-an-email', '--json'], env);
-    assert.notEqual(badEmail.code, 0);
-    assert.match(badEmail.stderr, /--email/);
+    assert.equal(badEmail.code, 2);
+    assert.equal((JSON.parse(badEmail.stdout) as { error: { code: string; message: string } }).error.code, 'invalid_usage');
+    assert.match(badEmail.stdout, /--email/);
     const badAmount = await runCli(['credits', 'grant', '--account', 'acct_x', '--amount', '-4'], env);
     assert.notEqual(badAmount.code, 0);
     assert.match(badAmount.stderr, /--amount/);
     const unknownAccount = await runCli(['accounts', 'show', 'acct_missing', '--json'], env);
     assert.equal(unknownAccount.code, 1);
-    assert.match(unknownAccount.stderr, /no account acct_missing/);
+    assert.deepEqual(JSON.parse(unknownAccount.stdout), { error: { code: 'account_not_found', message: 'no account acct_missing' } });
+    assert.equal(unknownAccount.stderr, '');
+    const textMode = await runCli(['accounts', 'show', 'acct_missing'], env);
+    assert.equal(textMode.stderr, 'cutout: account_not_found: no account acct_missing\n');
+  });
+
+  test('stray operands are refused, not ignored: keys delete K1 K2 deletes nothing', async () => {
+    const accountId = String(json(await runCli(['accounts', 'create', '--email', 'stray@example.test', '--plan', 'paid', '--json'], env)).id);
+    const k1 = String(json(await runCli(['keys', 'create', '--account', accountId, '--json'], env)).id);
+    const k2 = String(json(await runCli(['keys', 'create', '--account', accountId, '--json'], env)).id);
+    const both = await runCli(['keys', 'delete', k1, k2], env);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, new RegExp(`invalid_usage: unexpected argument "${k2}"`));
+    assert.equal((json(await runCli(['keys', 'list', '--account', accountId, '--json'], env)).keys as unknown[]).length, 2);
+    const create = await runCli(['accounts', 'create', 'stray', '--email', 'stray2@example.test'], env);
+    assert.equal(create.code, 2);
+    assert.match(create.stderr, /unexpected argument "stray"/);
+    assert.equal((await runCli(['accounts', 'show', accountId, 'extra'], env)).code, 2);
+  });
+
+  test('numbers are decimal digits only: blank, hex and exponents are refused', async () => {
+    for (const credits of ['', ' ', '0x10', '1e3', '-1', '2.5']) {
+      const run = await runCli(['accounts', 'create', '--email', 'num@example.test', '--credits', credits, '--json'], env);
+      assert.equal(run.code, 2, `--credits ${JSON.stringify(credits)}: ${run.stdout}`);
+      assert.match(run.stdout, /"code":"invalid_usage".*--credits/);
+    }
+    const grant = await runCli(['credits', 'grant', '--account', 'acct_x', '--amount', '0x10'], env);
+    assert.equal(grant.code, 2);
+    assert.match(grant.stderr, /--amount: must be a whole number/);
+    assert.equal(json(await runCli(['accounts', 'create', '--email', 'num@example.test', '--credits', '0010', '--json'], env)).credits, 10);
+  });
+
+  test('a key for an account without API access is issued with a warning that the API refuses it', async () => {
+    const free = String(json(await runCli(['accounts', 'create', '--email', 'nokey@example.test', '--json'], env)).id);
+    const run = await runCli(['keys', 'create', '--account', free, '--json'], env);
+    assert.match(String(json(run).key), /^cut_/);
+    assert.match(run.stderr, /^cutout: warning: account acct_\w+ has no API access .*api_access_required/);
+    const paid = String(json(await runCli(['accounts', 'create', '--email', 'haskey@example.test', '--plan', 'paid', '--json'], env)).id);
+    assert.equal((await runCli(['keys', 'create', '--account', paid, '--json'], env)).stderr, '');
   });
 
   test('a grant past the largest balance an account can hold is refused with a clear message and changes nothing', async () => {
@@ -74,14 +113,22 @@ describeEachEngine('the cutout admin CLI acts on the same data as the server', (
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /past 2147483647 credits/);
     assert.equal(json(await runCli(['accounts', 'show', accountId, '--json'], env)).credits, 5);
+    assert.match(refused.stderr, /^cutout: credit_limit_exceeded: /);
     const tooBig = await runCli(['accounts', 'create', '--email', 'richer@example.test', '--credits', '2147483648'], env);
     assert.equal(tooBig.code, 1);
-    assert.match(tooBig.stderr, /past 2147483647 credits/);
+    assert.equal(
+      tooBig.stderr,
+      'cutout: credit_limit_exceeded: --credits 2147483648 is more than an account can hold (2147483647, available and reserved together); no account was created\n',
+    );
+    const tooBigJson = await runCli(['accounts', 'create', '--email', 'richer@example.test', '--credits', '3000000000', '--json'], env);
+    assert.equal(tooBigJson.code, 1);
+    assert.equal((JSON.parse(tooBigJson.stdout) as { error: { code: string } }).error.code, 'credit_limit_exceeded');
+    assert.doesNotMatch(tooBigJson.stdout, /acct_/, 'no id of an account that was never created');
   });
 
   test('a bad environment value stops the command with a clear message', async () => {
     const run = await runCli(['accounts', 'show', 'acct_x'], { ...env, CUTOUT_MAX_ACTIVE_TASKS: 'lots' });
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /CUTOUT_MAX_ACTIVE_TASKS/);
+    assert.match(run.stderr, /^cutout: invalid_configuration: Invalid configuration:\n {2}CUTOUT_MAX_ACTIVE_TASKS/);
   });
 });

@@ -1,7 +1,9 @@
-// What `cutout` prints when its configuration is refused: the variable named and its value, except a secret's.
+// What `cutout` prints when it cannot start: the variable named and its value, except a secret's;
+// one line, no stack trace, for a database it cannot reach or a data folder it cannot use.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
@@ -51,4 +53,44 @@ test('a blank value is unset, like an empty one: PORT=" " is the default port, n
   assert.equal(config.port, 8080);
   assert.equal(config.shutdownGraceMs, 30_000);
   assert.equal(config.workerConcurrency, 1);
+});
+
+test('a database it cannot reach, or a data folder it cannot use, is one line naming the cause', async () => {
+  // A port that was just free: nothing listens there.
+  const port = await new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+  const unreachable = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres:pw@127.0.0.1:${port}/nope` });
+  assert.equal(unreachable.code, 1);
+  assert.equal(unreachable.stderr, `cutout: database_unavailable: cannot use the database: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+  const file = path.join(dataDir, 'a-file');
+  fs.writeFileSync(file, '');
+  const notAFolder = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: path.join(file, 'data') });
+  assert.equal(notAFolder.code, 1);
+  assert.match(notAFolder.stderr, /^cutout: ENOTDIR: not a directory, mkdir '.*a-file\/data'\n$/);
+});
+
+test('a port in use stops serve with one line', async () => {
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const { port } = taken.address() as net.AddressInfo;
+  try {
+    const run = await runCli(['serve', '--no-worker'], { CUTOUT_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port) });
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr, `cutout: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`);
+  } finally {
+    taken.close();
+  }
+});
+
+test('a signing secret file of the wrong size stops serve with its code, one line', async () => {
+  const folder = path.join(dataDir, 'bad-secret');
+  fs.mkdirSync(folder);
+  fs.writeFileSync(path.join(folder, 'signing-secret'), 'short');
+  const run = await runCli(['serve', '--no-worker'], { CUTOUT_DATA_DIR: folder, HOST: '127.0.0.1', PORT: '0' });
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /^cutout: signing_secret_invalid: [^\n]+\n$/);
 });
