@@ -1,4 +1,5 @@
 // Starts the service: store, HTTP API, maintenance and, by default, an in-process worker.
+import type http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './api/app.ts';
@@ -71,6 +72,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     },
     logger,
   );
+  const drain = drainOnClose(app.server);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -94,11 +96,41 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     async close() {
       maintenance.stop();
       const stopping = worker?.stop(config.shutdownGraceMs);
-      await app.close();
+      const closing = app.close();
+      drain(config.shutdownGraceMs);
+      await closing;
       await stopping;
       results.close();
       await db.destroy();
     },
+  };
+}
+
+/**
+ * How the API's connections end at shutdown (Fastify's close stops listening and waits for them):
+ * idle keep-alive connections are closed at once; a request in flight, its body still arriving
+ * included, is finished and answered with `Connection: close`, so its connection ends with its
+ * response instead of lingering for the keep-alive timeout; whatever is still open after graceMs is
+ * cut. Returns the function that starts this, once the server is closing.
+ */
+function drainOnClose(server: http.Server): (graceMs: number) => void {
+  const inFlight = new Set<http.ServerResponse>();
+  let closing = false;
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (closing && !res.headersSent) res.setHeader('connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => {
+      inFlight.delete(res);
+      if (closing) server.closeIdleConnections();
+    });
+  });
+  return (graceMs) => {
+    closing = true;
+    for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
+    server.closeIdleConnections();
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    timer.unref();
+    server.once('close', () => clearTimeout(timer));
   };
 }
 

@@ -25,6 +25,9 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: 64 * 1024,
+    // Closing leaves connections to server.ts's close(): Fastify's default ('idle') would also cut a
+    // request whose body is still arriving (Node counts its connection as idle).
+    forceCloseConnections: false,
     // Refusals that come before any route or hook still answer in the Error body with a request id.
     frameworkErrors: answerRouterRefusal(ctx.authenticate),
     clientErrorHandler: answerClientError(newRequestId),

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import type http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -104,6 +105,42 @@ describe('a stopping process exits 0 and hands its task back', () => {
     const code = await Promise.race([server.exited, new Promise((resolve) => setTimeout(resolve, 60_000, 'still running 60 s after the second signal'))]);
     assert.equal(code, 0);
     assert.deepEqual(await taskRow(id), { status: 'queued', attempts: 0, lease_token: null });
+    await db.deleteFrom('tasks').where('id', '=', id).execute();
+  });
+
+  test('an API process finishes a request whose body is still arriving, closes idle keep-alive connections, and exits 0', async () => {
+    const api = await start(['serve', '--no-worker'], { CUTOUT_SHUTDOWN_GRACE_SECONDS: '600' });
+    const { port } = new URL(api.url);
+    const connect = async (): Promise<{ socket: net.Socket; received: () => string; ended: Promise<void> }> => {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      return { socket, received: () => text, ended };
+    };
+    // A keep-alive connection whose request is done: idle when the signal comes.
+    const idle = await connect();
+    const answered = new Promise((resolve) => idle.socket.once('data', resolve));
+    idle.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await answered;
+    const body = JSON.stringify({ image_url: `${images.url}/photo.png` });
+    const slow = await connect();
+    slow.socket.write(
+      `POST /api/v1/bg/removals HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    await api.waitForLog((l) => l.msg === 'incoming request' && (l.req as { method?: string } | undefined)?.method === 'POST');
+    api.child.kill('SIGTERM');
+    await api.waitForLog((l) => l.msg === 'shutting down');
+    await idle.ended;
+    slow.socket.write(body.slice(10));
+    await slow.ended;
+    assert.match(slow.received(), /^HTTP\/1\.1 202 Accepted\r\n/);
+    assert.match(slow.received(), /\r\nconnection: close\r\n/i);
+    const code = await Promise.race([api.exited, new Promise((resolve) => setTimeout(resolve, 60_000, 'still running 60 s after SIGTERM'))]);
+    assert.equal(code, 0);
+    const id = /"id":"(bgr_\w+)"/.exec(slow.received())?.[1];
+    assert.ok(id);
     await db.deleteFrom('tasks').where('id', '=', id).execute();
   });
 });
