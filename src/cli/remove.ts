@@ -23,6 +23,7 @@ export async function removeCommand(config: Config, argv: string[]): Promise<voi
         .transform((p) => (p === 'hd' ? 'high' : p) as (typeof precisions)[number]),
       format: z.enum(outputFormats).default('png'),
     }),
+    Number.POSITIVE_INFINITY,
   );
   if (positionals.length === 0) throw new CliError('usage: cutout remove FILE... --out-dir DIR [--subject S] [--precision P] [--format png|webp]', 2);
   const outDir = path.resolve(values['out-dir']);
