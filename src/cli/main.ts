@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../store/database.ts';
 import { startServer } from '../server.ts';
 import { accountsCommand, creditsCommand } from './accounts.ts';
+import { passwordCommand } from './passwords.ts';
 import { keysCommand } from './keys.ts';
 import type { Logger } from 'pino';
 import { createLogger } from '../logger.ts';
@@ -14,6 +15,7 @@ const usage = `usage: cutout <command>
   worker                              run a worker only (health and metrics on CUTOUT_METRICS_PORT)
   accounts create --email E [--plan free|paid] [--credits N] [--json]
   accounts show ID [--json]
+  accounts set-password --email E [--json]   (the password on standard input)
   credits grant --account ID --amount N [--purchase] [--json]
   keys create --account ID [--name NAME] [--json]
   keys list --account ID [--json]
@@ -124,7 +126,7 @@ async function main(argv: string[]): Promise<void> {
     case 'worker':
       return worker(rest);
     case 'accounts':
-      return withDatabase((db) => accountsCommand(db, rest));
+      return withDatabase((db) => (rest[0] === 'set-password' ? passwordCommand(db, rest.slice(1)) : accountsCommand(db, rest)));
     case 'credits':
       return withDatabase((db) => creditsCommand(db, rest));
     case 'keys':

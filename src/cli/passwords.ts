@@ -17,10 +17,10 @@ export const setPasswordUsage = 'usage: echo PASSWORD | cutout accounts set-pass
 export async function passwordCommand(db: Db, argv: string[], stdin: Readable = process.stdin): Promise<void> {
   const { values } = parseFlags(argv, { email: { type: 'string' }, json: { type: 'boolean' } }, z.object({ email: emailSchema, json: z.boolean().default(false) }));
   const password = await readPassword(stdin);
-  if (password.length < passwordMinLength) throw new CliError(`the password needs at least ${passwordMinLength} characters (read from standard input; ${setPasswordUsage})`);
-  if (password.length > passwordMaxLength) throw new CliError(`the password may have at most ${passwordMaxLength} characters`);
+  if (password.length < passwordMinLength) throw new CliError(`the password needs at least ${passwordMinLength} characters (read from standard input; ${setPasswordUsage})`, 2);
+  if (password.length > passwordMaxLength) throw new CliError(`the password may have at most ${passwordMaxLength} characters`, 2);
   const account = await findAccountByEmail(db, values.email);
-  if (!account) throw new CliError(`no account with email ${values.email}`);
+  if (!account) throw new CliError(`no account with email ${values.email}`, 1, 'account_not_found');
   await setPasswordHash(db, account.id, await hashPassword(password));
   report(values.json, { id: account.id, email: account.email, password_set: true }, `password set for ${account.id}  ${account.email}`);
 }

@@ -9,14 +9,15 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the `cutout` command from source in a child process with the given environment. */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
+/** Runs the `cutout` command from source in a child process with the given environment (and standard input). */
+export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/main.ts'), ...args], {
       cwd: repo,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    child.stdin.end(input);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -40,10 +40,13 @@ describeEachEngine('email letter case', (engine) => {
     await assert.rejects(createAccount(server.db, { email: email.toUpperCase(), plan: 'free', credits: 0 }), EmailTakenError);
   });
 
-  test('the password command gives a CLI-made account a password, and its owner then signs in on the web in any case', async () => {
+  test('cutout accounts set-password gives a CLI-made account a password, and its owner then signs in on the web in any case', async () => {
     const email = `Owner.${uniqueEmail()}`;
     await createAccount(server.db, { email, plan: 'paid', credits: 10 });
-    await passwordCommand(server.db, ['--email', email.toUpperCase(), '--json'], Readable.from([`${goodPassword}\n`]));
+    const env = { CUTOUT_DATA_DIR: server.dataDir, ...(server.config.databaseUrl ? { DATABASE_URL: server.config.databaseUrl } : {}) };
+    const run = await runCli(['accounts', 'set-password', '--email', email.toUpperCase(), '--json'], env, `${goodPassword}\n`);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(JSON.parse(run.stdout).password_set, true);
     const client = new WebClient(server.url);
     await client.get('/sign-in');
     const signedIn = await client.post('/sign-in', { email: email.toUpperCase(), password: goodPassword });
