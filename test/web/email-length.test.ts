@@ -41,7 +41,10 @@ describeEachEngine('email addresses past 254 characters', (engine) => {
     const env = { CUTOUT_DATA_DIR: server.dataDir, ...(server.config.databaseUrl ? { DATABASE_URL: server.config.databaseUrl } : {}) };
     const run = await runCli(['accounts', 'create', '--email', tooLong, '--json'], env);
     assert.notEqual(run.code, 0);
-    assert.match(run.stderr, /at most 254 characters/);
+    // With --json the failure is the JSON error object on stdout.
+    const failure = (JSON.parse(run.stdout) as { error: { code: string; message: string } }).error;
+    assert.equal(failure.code, 'invalid_usage');
+    assert.match(failure.message, /at most 254 characters/);
     assert.equal(await server.db.selectFrom('accounts').select('id').where('email', '=', tooLong).executeTakeFirst(), undefined);
   });
 });
