@@ -83,6 +83,9 @@ test('a client holding the current version gets 304 without a body', async () =>
   const byTag = await fetch(url, { headers: { 'If-None-Match': tag } });
   assert.equal(byTag.status, 304);
   assert.equal(byTag.headers.get('etag'), tag);
+  // A cache updates the stored image's headers from a 304: it must not relabel it as anything else.
+  assert.equal(byTag.headers.get('content-type'), null);
+  assert.equal(byTag.headers.get('content-length'), null);
   assert.equal((await byTag.arrayBuffer()).byteLength, 0);
   const byDate = await fetch(url, { headers: { 'If-Modified-Since': first.headers.get('last-modified') ?? '' } });
   assert.equal(byDate.status, 304);
@@ -97,6 +100,35 @@ test('HEAD gives the headers of the download and no body', async () => {
   assert.equal(res.headers.get('content-length'), '1000');
   assert.equal(res.headers.get('content-type'), 'image/png');
   assert.equal((await res.arrayBuffer()).byteLength, 0);
+});
+
+/** Descriptors this process holds open on a file of the results folder. */
+async function openDescriptorsOn(name: string): Promise<number> {
+  const links = await Promise.all((await fs.readdir('/proc/self/fd')).map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+  return links.filter((target) => target.endsWith(`/results/${name}`)).length;
+}
+
+test('every answer that sends no bytes of the file closes it: 304, HEAD, 416 and an empty file', async () => {
+  const empty = 'bgr_downloadsempty00001-1.png';
+  await store.put(empty, Buffer.alloc(0));
+  const emptyUrl = signer.sign(empty, Date.now()).url;
+  const tag = (await fetch(url, { method: 'HEAD' })).headers.get('etag') ?? '';
+  for (const [target, init] of [
+    [url, { headers: { 'If-None-Match': tag } }],
+    [url, { method: 'HEAD' }],
+    [url, { headers: { Range: 'bytes=5000-' } }],
+    [emptyUrl, {}],
+  ] as const) {
+    const res = await fetch(target, init);
+    await res.arrayBuffer();
+    assert.ok(res.status < 500, `${res.status}`);
+  }
+  const whole = await fetch(emptyUrl);
+  assert.equal(whole.status, 200);
+  assert.equal(whole.headers.get('content-length'), '0');
+  assert.equal((await whole.arrayBuffer()).byteLength, 0);
+  assert.equal(await openDescriptorsOn(key), 0);
+  assert.equal(await openDescriptorsOn(empty), 0);
 });
 
 test('a result deleted by retention after its download began is still served whole', async () => {

@@ -3,7 +3,10 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ApiError } from '../../domain/errors.ts';
 import { errorResponses } from '../schemas.ts';
+import type { FastifyReply } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiContext } from '../context.ts';
+import type { StoredResult } from '../../storage/disk-result-store.ts';
 import { answerFor, entityTag } from '../result-response.ts';
 import { contentTypeOf } from '../../storage/result-store.ts';
 
@@ -57,30 +60,51 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         if (check === 'expired') throw new ApiError('result_url_expired', 'The result URL has expired; GET the task again for a fresh URL.');
         const file = await ctx.downloads?.open(key);
         if (!file) throw new ApiError('result_not_found', 'The result no longer exists; results are deleted after the retention period.');
-        const tag = entityTag(file);
-        const lastModified = file.modified.toUTCString();
-        const secondsLeft = Math.max(0, Number(request.query.expires) - Math.floor(Date.now() / 1000));
-        const answer = answerFor(request.method, request.headers, { size: file.size, tag, modified: file.modified });
-        if (answer.kind === 'unsatisfiable') {
-          await file.close();
-          throw new ApiError('range_not_satisfiable', `The requested range is outside the result's ${file.size} bytes.`, {
-            'Content-Range': `bytes */${file.size}`,
-          });
+        let answer: Readable | 'empty' | 'not-modified' | undefined;
+        try {
+          answer = answerWith(reply, request.method, request.headers, key, file, Number(request.query.expires));
+        } finally {
+          // A stream closes the file when it ends; every other answer (and a throw) closes it here.
+          if (!(answer instanceof Readable)) await file.close();
         }
-        reply
-          .header('ETag', tag)
-          .header('Last-Modified', lastModified)
-          .header('Cache-Control', `private, max-age=${secondsLeft}`)
-          .header('Accept-Ranges', 'bytes');
-        // Both answer without a body; a HEAD must not read the file either.
-        if (answer.kind === 'not-modified' || request.method === 'HEAD') await file.close();
-        if (answer.kind === 'not-modified') return reply.code(304).send(null);
-        reply.header('Content-Type', contentTypeOf(key)).header('Content-Disposition', `inline; filename="${key}"`);
-        const range = answer.kind === 'part' ? answer : { start: 0, end: file.size - 1 };
-        if (answer.kind === 'part') reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`);
-        reply.header('Content-Length', String(range.end - range.start + 1));
-        return reply.send(request.method === 'HEAD' ? Readable.from([]) : file.read(range));
+        // A 304 is sent without a payload, so Fastify adds neither Content-Type nor Content-Length.
+        if (answer === 'not-modified') return reply.send(undefined as unknown as null);
+        return reply.send(answer === 'empty' ? Readable.from([]) : answer);
       },
     );
   };
+}
+
+/**
+ * Sets the download's status and headers and returns the stream of its bytes, or what the answer
+ * is instead: a HEAD or an empty file has an empty body, a 304 none.
+ */
+function answerWith(
+  reply: FastifyReply,
+  method: string,
+  headers: IncomingHttpHeaders,
+  key: string,
+  file: StoredResult,
+  expires: number,
+): Readable | 'empty' | 'not-modified' {
+  const tag = entityTag(file);
+  const answer = answerFor(method, headers, { size: file.size, tag, modified: file.modified });
+  if (answer.kind === 'unsatisfiable') {
+    throw new ApiError('range_not_satisfiable', `The requested range is outside the result's ${file.size} bytes.`, { 'Content-Range': `bytes */${file.size}` });
+  }
+  const secondsLeft = Math.max(0, expires - Math.floor(Date.now() / 1000));
+  reply
+    .header('ETag', tag)
+    .header('Last-Modified', file.modified.toUTCString())
+    .header('Cache-Control', `private, max-age=${secondsLeft}`)
+    .header('Accept-Ranges', 'bytes');
+  if (answer.kind === 'not-modified') {
+    reply.code(304);
+    return 'not-modified';
+  }
+  reply.header('Content-Type', contentTypeOf(key)).header('Content-Disposition', `inline; filename="${key}"`);
+  const range = answer.kind === 'part' ? answer : { start: 0, end: file.size - 1 };
+  if (answer.kind === 'part') reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`);
+  reply.header('Content-Length', String(range.end - range.start + 1));
+  return method === 'HEAD' || file.size === 0 ? 'empty' : file.read(range);
 }
