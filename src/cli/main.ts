@@ -62,14 +62,15 @@ const inferenceSettleMs = 30_000;
 function stopOnSignal(log: Logger): { started(target: Stoppable): void } {
   let target: Stoppable | undefined;
   let signals = 0;
-  let exiting = false;
+  let settled: Promise<void> | undefined;
   const exit = async (code: number): Promise<never> => {
-    if (!exiting) {
-      exiting = true;
-      const { settleInference } = await import('../vision/model.ts');
+    // Every path waits for the same settling: a second signal during the first one's wait must not
+    // exit under the running pass.
+    settled ??= import('../vision/model.ts').then(async ({ settleInference }) => {
       if (!(await settleInference(inferenceSettleMs))) log.warn({ waitedMs: inferenceSettleMs }, 'a model pass is still running; exiting anyway');
-    }
-    // Exit codes are decided by the first path that gets here; a later one only waits.
+    });
+    await settled;
+    // Exit codes are decided by the first path that gets here.
     process.exit(code);
   };
   const onSignal = (signal: NodeJS.Signals): void => {

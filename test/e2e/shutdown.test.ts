@@ -87,6 +87,18 @@ describe('a stopping process exits 0 and hands its task back', () => {
     await db.deleteFrom('tasks').where('id', '=', id).execute();
   });
 
+  test('a second SIGTERM while the first waits for the model pass also waits for it, and the process exits 0', async () => {
+    const server = await start(['serve'], { LOG_LEVEL: 'debug', CUTOUT_SHUTDOWN_GRACE_SECONDS: '0' });
+    const id = await create(server, 'photo.png');
+    await server.waitForLog((l) => l.msg === 'model pass started');
+    server.child.kill('SIGTERM');
+    await server.waitForLog((l) => l.msg === 'shutdown grace period over; task released for another worker');
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    assert.deepEqual(await taskRow(id), { status: 'queued', attempts: 0, lease_token: null });
+    await db.deleteFrom('tasks').where('id', '=', id).execute();
+  });
+
   test('SIGTERM while the worker loads its model exits 0 with a log line', async () => {
     // Ready once the health port listens, which it does before the model loads.
     const worker = await start(['worker'], {}, (l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at'));
