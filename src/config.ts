@@ -55,6 +55,7 @@ export const envSchema = z.object({
   CUTOUT_S3_REGION: z.string().min(1).optional(),
   CUTOUT_S3_PREFIX: z.string().regex(/^[A-Za-z0-9!_.*'()/-]*$/).default(''),
   CUTOUT_S3_FORCE_PATH_STYLE: bool.optional(),
+  CUTOUT_S3_TIMEOUT_SECONDS: int(1, 3600, 'one hour').default(30),
   AWS_REGION: z.string().min(1).optional(),
   AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
@@ -102,6 +103,8 @@ export interface S3Config {
   region: string;
   prefix: string;
   forcePathStyle: boolean;
+  /** How long a connection may take to open, and a request may go without a byte, before it fails. */
+  timeoutMs: number;
   /** Unset means the SDK's default chain (instance or task role, shared config files). */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken: string | undefined } | undefined;
 }
@@ -181,6 +184,7 @@ function s3Config(e: Env, bucket: string): S3Config {
     prefix: e.CUTOUT_S3_PREFIX,
     // MinIO and most S3-compatible servers want bucket-in-path addressing; AWS wants virtual hosts.
     forcePathStyle: e.CUTOUT_S3_FORCE_PATH_STYLE ?? e.CUTOUT_S3_ENDPOINT !== undefined,
+    timeoutMs: e.CUTOUT_S3_TIMEOUT_SECONDS * 1000,
     credentials:
       e.AWS_ACCESS_KEY_ID !== undefined && e.AWS_SECRET_ACCESS_KEY !== undefined
         ? { accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY, sessionToken: e.AWS_SESSION_TOKEN }

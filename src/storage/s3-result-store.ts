@@ -23,6 +23,9 @@ export class S3ResultStore implements ResultStore, ResultLinks {
       forcePathStyle: config.forcePathStyle,
       credentials: config.credentials,
       maxAttempts: 3,
+      // Without these a bucket that accepts connections but never answers holds a request forever,
+      // and the worker's retry deadline (worker/process-task.ts) is never reached.
+      requestHandler: { connectionTimeout: config.timeoutMs, requestTimeout: config.timeoutMs, throwOnRequestTimeout: true },
       // Checksums only where S3 requires them: many S3-compatible servers do not speak the
       // chunked-trailer uploads that the SDK otherwise sends by default.
       requestChecksumCalculation: 'WHEN_REQUIRED',

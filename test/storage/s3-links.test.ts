@@ -34,7 +34,7 @@ test('a presigned URL made with a role whose credentials expire in 15 minutes li
   try {
     const expiration = new Date(Date.now() + 15 * 60_000);
     await withRoleCredentials(expiration, async () => {
-      const store = new S3ResultStore({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', prefix: '', forcePathStyle: true, credentials: undefined }, 7 * 24 * 3600);
+      const store = new S3ResultStore({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', prefix: '', forcePathStyle: true, timeoutMs: 5000, credentials: undefined }, 7 * 24 * 3600);
       try {
         const now = Date.now();
         const link = await store.link('bgr_rolecredentials0001-1.png', now);
@@ -54,7 +54,7 @@ test('a presigned URL made with a role whose credentials expire in 15 minutes li
 
 test('a presigned URL never outlives the retention of its file', async () => {
   const s3 = await startS3Server();
-  const store = new S3ResultStore({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', prefix: '', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', sessionToken: undefined } }, 3600);
+  const store = new S3ResultStore({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', prefix: '', forcePathStyle: true, timeoutMs: 5000, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', sessionToken: undefined } }, 3600);
   try {
     const now = Date.now();
     const link = await store.link('bgr_retentionbound0001-1.png', now, now + 120_000);

@@ -1,5 +1,6 @@
 // A loopback TCP relay in front of a test server that can be shut, to make an outage of that
-// server: while shut it resets every connection at once, as a store that went away does.
+// server: while shut it resets every connection at once, as a store that went away does; while
+// silent it accepts connections and never answers, as a store that hangs does.
 import net from 'node:net';
 
 export interface TcpGate {
@@ -7,18 +8,27 @@ export interface TcpGate {
   /** Connections reset while the gate was shut. */
   readonly refused: number;
   shut(): void;
+  silence(): void;
   open(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpGate(targetPort: number): Promise<TcpGate> {
-  let shut = false;
+  let mode: 'open' | 'shut' | 'silent' = 'open';
   let refused = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
-    if (shut) {
+    if (mode === 'shut') {
       refused += 1;
       client.resetAndDestroy();
+      return;
+    }
+    if (mode === 'silent') {
+      refused += 1;
+      sockets.add(client);
+      client.on('close', () => sockets.delete(client));
+      client.on('error', () => client.destroy());
+      client.resume();
       return;
     }
     const upstream = net.connect(targetPort, '127.0.0.1');
@@ -39,11 +49,15 @@ export async function startTcpGate(targetPort: number): Promise<TcpGate> {
       return refused;
     },
     shut() {
-      shut = true;
+      mode = 'shut';
+      for (const socket of sockets) socket.destroy();
+    },
+    silence() {
+      mode = 'silent';
       for (const socket of sockets) socket.destroy();
     },
     open() {
-      shut = false;
+      mode = 'open';
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -29,7 +29,7 @@ describeEachEngine('a result store that does not answer (real model, s3rver behi
     gate = await startTcpGate(Number(new URL(s3.endpoint).port));
     images = await startImageServer();
     server = await startTestServer(
-      { ...s3.env, CUTOUT_S3_ENDPOINT: `http://127.0.0.1:${gate.port}`, CUTOUT_LEASE_SECONDS: '5', CUTOUT_MAX_ATTEMPTS: '2', CUTOUT_RATE_LIMIT_PER_MINUTE: '100000' },
+      { ...s3.env, CUTOUT_S3_ENDPOINT: `http://127.0.0.1:${gate.port}`, CUTOUT_LEASE_SECONDS: '5', CUTOUT_MAX_ATTEMPTS: '2', CUTOUT_RATE_LIMIT_PER_MINUTE: '100000', CUTOUT_S3_TIMEOUT_SECONDS: '1' },
       { worker: true, engine },
     );
     ({ key, accountId } = await server.account({ credits: 10 }));
@@ -75,5 +75,15 @@ describeEachEngine('a result store that does not answer (real model, s3rver behi
     assert.match(task.error?.message ?? '', /result store could not be reached on any of the 2 attempts/);
     assert.equal(await attemptsOf(id), 2);
     assert.equal(await available(), before);
+  });
+
+  test('a bucket that accepts connections and never answers does not hold a task forever: it fails after its attempts, refunded', async () => {
+    gate.silence();
+    const id = await create();
+    const { task } = await waitForFinal(server, key, id, 120_000);
+    gate.open();
+    assert.equal(task.status, 'failed');
+    assert.match(task.error?.message ?? '', /result store could not be reached on any of the 2 attempts/);
+    assert.equal(await attemptsOf(id), 2);
   });
 });
