@@ -55,8 +55,8 @@ export class TaskError extends Error {
 }
 
 /**
- * The service's own storage (the result store, or the store of web uploads) could not be reached
- * for as long as a lease lasts. Not the task's fault: the attempt goes back to the queue, and the
+ * The service's own storage (the result store, or the store of web uploads) failed, unreachable or
+ * refusing, for as long as a lease lasts. Not the task's fault: the attempt goes back to the queue, and the
  * task fails only when every allowed attempt met the same outage.
  */
 export class StoreUnavailableError extends Error {
@@ -64,7 +64,7 @@ export class StoreUnavailableError extends Error {
     readonly what: string,
     cause: unknown,
   ) {
-    super(`${what} could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`${what} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'StoreUnavailableError';
   }
 }

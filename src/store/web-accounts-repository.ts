@@ -56,14 +56,19 @@ export type GuessOutcome = { allowed: true; attemptId: string } | { allowed: fal
  * Takes one guess from the window's allowance before the password is checked. The guess is counted
  * as a failure first and only a success takes it back, so a burst of parallel guesses cannot all
  * pass the count while the slow hash runs: the count and the insert are one transaction, serialised
- * per email (SQLite's write lock; a transaction advisory lock on PostgreSQL, where READ COMMITTED
- * would otherwise let each insert miss the others). A refused guess records nothing, so guessing at
+ * per email and per address (SQLite's write lock; transaction advisory locks on PostgreSQL, where
+ * READ COMMITTED would otherwise let each insert miss the others). A refused guess records nothing, so guessing at
  * a locked email does not keep it locked.
  */
 export async function takeSignInGuess(db: Db, allowance: GuessAllowance, now = Date.now()): Promise<GuessOutcome> {
   const since = now - allowance.windowMs;
   return inTransaction(db, async (tx) => {
-    if (engineOf(db) === 'postgres') await sql`select pg_advisory_xact_lock(hashtextextended(${`sign-in:${allowance.email}`}, 0))`.execute(tx);
+    if (engineOf(db) === 'postgres') {
+      // Both limits are counted here, so both keys are locked: the email's, then the address's (in
+      // that order on every path, so two guesses never wait on each other's second lock).
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`sign-in:${allowance.email}`}, 0))`.execute(tx);
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`sign-in-ip:${allowance.ip}`}, 0))`.execute(tx);
+    }
     const retryAt = Math.max(
       await lockedUntil(tx, 'email', allowance.email, allowance.emailLimit, since),
       await lockedUntil(tx, 'ip', allowance.ip, allowance.ipLimit, since),

@@ -236,7 +236,7 @@ export class Worker {
     if (err instanceof StoreUnavailableError) {
       if (task.attempts < this.opts.maxAttempts) return { kind: 'later', error: err };
       log.error({ err }, 'storage unavailable on the last attempt');
-      return { kind: 'failed', error: new TaskError('processing_failed', `${err.what} could not be reached on any of the ${task.attempts} attempts; the credits were refunded.`) };
+      return { kind: 'failed', error: new TaskError('processing_failed', `${err.what} failed on each of the ${task.attempts} attempts; the credits were refunded.`) };
     }
     log.error({ err }, 'unexpected processing error');
     return { kind: 'failed', error: new TaskError('processing_failed', 'Background removal failed unexpectedly.') };

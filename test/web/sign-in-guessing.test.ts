@@ -55,3 +55,20 @@ describeEachEngine('sign-in guessing limit', (engine) => {
     assert.equal(failures.length, 0);
   });
 });
+
+describeEachEngine('sign-in guessing limit per address', (engine) => {
+  let server: TestServer;
+  before(async () => {
+    // One failure per email and window, so ten per address.
+    server = await startTestServer({ CUTOUT_WEB_SIGN_IN_MAX_FAILURES: '1' }, { engine });
+  });
+  after(async () => server.close());
+
+  test('forty guesses at forty emails sent at once from one address: at most ten are checked', async () => {
+    const clients = Array.from({ length: 40 }, () => new WebClient(server.url));
+    await Promise.all(clients.map((c) => c.get('/sign-in')));
+    const statuses = await Promise.all(clients.map(async (c, i) => (await c.post('/sign-in', { email: uniqueEmail(), password: `wrong guess ${i}` })).response.status));
+    assert.equal(statuses.filter((s) => s === 401).length, 10, statuses.join(','));
+    assert.equal(statuses.filter((s) => s === 429).length, 30, statuses.join(','));
+  });
+});

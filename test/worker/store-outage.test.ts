@@ -72,7 +72,7 @@ describeEachEngine('a result store that does not answer (real model, s3rver behi
     gate.open();
     assert.equal(task.status, 'failed');
     assert.equal(task.error?.code, 'processing_failed');
-    assert.match(task.error?.message ?? '', /result store could not be reached on any of the 2 attempts/);
+    assert.match(task.error?.message ?? '', /result store failed on each of the 2 attempts/);
     assert.equal(await attemptsOf(id), 2);
     assert.equal(await available(), before);
   });
@@ -83,7 +83,7 @@ describeEachEngine('a result store that does not answer (real model, s3rver behi
     const { task } = await waitForFinal(server, key, id, 120_000);
     gate.open();
     assert.equal(task.status, 'failed');
-    assert.match(task.error?.message ?? '', /result store could not be reached on any of the 2 attempts/);
+    assert.match(task.error?.message ?? '', /result store failed on each of the 2 attempts/);
     assert.equal(await attemptsOf(id), 2);
   });
 });

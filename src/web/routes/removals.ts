@@ -118,7 +118,7 @@ export function removalRoutes(ctx: WebContext) {
       const { id } = z.object({ id: z.string() }).parse(request.params);
       const task = await ownTask(account.id, id);
       if (!task) return sendNotFound(reply);
-      const status = await webTaskStatus(task, await countQueuedAhead(ctx.db, task), ctx.links);
+      const status = await webTaskStatus(task, await countQueuedAhead(ctx.db, task), ctx.links, ctx.config.resultRetentionHours);
       const preview = (await findTaskSource(ctx.db, task.id))?.maxPixels != null;
       return reply.type('text/html').send(taskPage({ account, csrf: reply.generateCsrf(), task, status, preview }));
     });
@@ -130,7 +130,7 @@ export function removalRoutes(ctx: WebContext) {
       if (!task) return reply.code(404).send({ error: { code: 'task_not_found', message: `No task ${id} for this account.` } });
       const fresh = await findAccount(ctx.db, account.id);
       const balanceLabel = plural(fresh?.creditsAvailable ?? 0, 'credit');
-      return reply.header('Cache-Control', 'no-store').send({ ...(await webTaskStatus(task, await countQueuedAhead(ctx.db, task), ctx.links)), balanceLabel });
+      return reply.header('Cache-Control', 'no-store').send({ ...(await webTaskStatus(task, await countQueuedAhead(ctx.db, task), ctx.links, ctx.config.resultRetentionHours)), balanceLabel });
     });
   };
 }
