@@ -17,6 +17,17 @@ export async function createWebAccount(
   );
 }
 
+/**
+ * A new password (an operator's reset) ends every session of the account in the same transaction:
+ * whoever signed in with the old one, perhaps the reason for the reset, is signed out.
+ */
+export async function replacePassword(db: Db, accountId: string, passwordHash: string, now = Date.now()): Promise<void> {
+  await inTransaction(db, async (tx) => {
+    await setPasswordHash(tx, accountId, passwordHash, now);
+    await tx.deleteFrom('web_sessions').where('account_id', '=', accountId).execute();
+  });
+}
+
 export async function setPasswordHash(db: Db | Tx, accountId: string, passwordHash: string, now = Date.now()): Promise<void> {
   await db
     .insertInto('web_credentials')

@@ -52,6 +52,13 @@ describeEachEngine('email letter case', (engine) => {
     const signedIn = await client.post('/sign-in', { email: email.toUpperCase(), password: goodPassword });
     assert.equal(signedIn.response.status, 303);
     assert.equal((await client.get('/app/credits')).response.status, 200);
+
+    // A reset signs out whoever held the old password.
+    const reset = await runCli(['accounts', 'set-password', '--email', email], env, `another ${goodPassword}\n`);
+    assert.equal(reset.code, 0, reset.stderr);
+    const after = await client.get('/app/credits');
+    assert.equal(after.response.status, 303);
+    assert.match(after.response.headers.get('location') ?? '', /^\/sign-in/);
   });
 
   test('the password command refuses a short password and an unknown email, and changes nothing', async () => {
