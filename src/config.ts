@@ -43,7 +43,7 @@ export const envSchema = z.object({
   CUTOUT_BOOTSTRAP: bool.default(true),
   CUTOUT_SIGNING_SECRET: z.string().min(32).optional(),
   CUTOUT_WEB_FREE_CREDITS: int(0, maxInt32, 'the most credits an account holds').default(3),
-  CUTOUT_WEB_SESSION_HOURS: z.coerce.number().positive().max(87_600, 'at most 87600 hours (10 years): a longer session has no cookie expiry date').default(168),
+  CUTOUT_WEB_SESSION_HOURS: z.coerce.number().positive().max(maxHours, `at most ${maxHours} hours (10 years): a longer session has no cookie expiry date`).default(168),
   CUTOUT_WEB_SIGN_IN_MAX_FAILURES: int(1, 1_000_000).default(5),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   CUTOUT_DATABASE_POOL_SIZE: int(1, 1000).default(10),

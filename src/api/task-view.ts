@@ -1,5 +1,5 @@
 import type { Task } from '../store/task-row.ts';
-import { resultDeletedAt, type ResultLinks } from '../storage/result-store.ts';
+import { linkToResult, type ResultLinks } from '../storage/result-store.ts';
 import type { BgRemoval } from './schemas.ts';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -12,7 +12,7 @@ export async function toBgRemoval(task: Task, links: ResultLinks, retentionHours
   const succeeded = task.status === 'succeeded';
   let output: BgRemoval['output'] = null;
   if (succeeded && task.result_key !== null && task.result_width !== null && task.result_height !== null) {
-    const signed = task.result_deleted_at === null ? await links.link(task.result_key, now, resultDeletedAt(task.finished_at, retentionHours)) : undefined;
+    const signed = task.result_deleted_at === null ? await linkToResult(links, task.result_key, task.finished_at, retentionHours, now) : undefined;
     output = {
       url: signed?.url ?? null,
       expires_at: signed ? iso(signed.expiresAt) : null,

@@ -22,9 +22,12 @@ export interface ResultLinks {
   link(key: string, now?: number, deletedAt?: number): Promise<ResultLink>;
 }
 
-/** When retention deletes the result of a task that finished at `finishedAt`. */
-export function resultDeletedAt(finishedAt: number | null, retentionHours: number): number | undefined {
-  return finishedAt === null ? undefined : finishedAt + retentionHours * 3_600_000;
+/**
+ * A link to a task's result that expires no later than retention deletes the file, which happens
+ * `retentionHours` after the task finished.
+ */
+export function linkToResult(links: ResultLinks, key: string, finishedAt: number | null, retentionHours: number, now = Date.now()): Promise<ResultLink> {
+  return links.link(key, now, finishedAt === null ? undefined : finishedAt + retentionHours * 3_600_000);
 }
 
 // A link is never shorter than this, even to a file whose retention is over but which the next

@@ -121,25 +121,29 @@ export async function failTask(
  * Ends the attempt the caller holds without ending the task: queued again for any worker, the
  * attempt counted, so a task that meets the same trouble on every attempt still ends (failTask).
  */
-export async function requeueTask(db: Db, taskId: string, leaseToken: string, now = Date.now()): Promise<boolean> {
-  const result = await db
-    .updateTable('tasks')
-    .set({ status: 'queued', lease_token: null, lease_expires_at: null, updated_at: now })
-    .where('id', '=', taskId)
-    .where('lease_token', '=', leaseToken)
-    .where('status', '=', 'processing')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+export function requeueTask(db: Db, taskId: string, leaseToken: string, now = Date.now()): Promise<boolean> {
+  return queueAgain(db, taskId, leaseToken, { attemptCounted: true }, now);
 }
 
 /**
  * Gives back the attempt the caller holds without spending it: the task is queued again for any
  * worker. Used when a worker shuts down before its task is done.
  */
-export async function releaseTask(db: Db, taskId: string, leaseToken: string, now = Date.now()): Promise<boolean> {
+export function releaseTask(db: Db, taskId: string, leaseToken: string, now = Date.now()): Promise<boolean> {
+  return queueAgain(db, taskId, leaseToken, { attemptCounted: false }, now);
+}
+
+/** The held attempt ends and the task is queued for any worker; its claim had counted the attempt. */
+async function queueAgain(db: Db, taskId: string, leaseToken: string, how: { attemptCounted: boolean }, now: number): Promise<boolean> {
   const result = await db
     .updateTable('tasks')
-    .set((eb) => ({ status: 'queued', attempts: eb('attempts', '-', 1), lease_token: null, lease_expires_at: null, updated_at: now }))
+    .set((eb) => ({
+      status: 'queued',
+      ...(how.attemptCounted ? {} : { attempts: eb('attempts', '-', 1) }),
+      lease_token: null,
+      lease_expires_at: null,
+      updated_at: now,
+    }))
     .where('id', '=', taskId)
     .where('lease_token', '=', leaseToken)
     .where('status', '=', 'processing')

@@ -65,6 +65,7 @@ export function startSegmenter(options: SegmenterOptions, onExit: () => void = (
   let nextId = 0;
   let broken: Error | undefined;
   let drained: (() => void) | undefined;
+  let settling: Promise<void> | undefined;
   const failAll = (err: Error): void => {
     broken = err;
     for (const { reject } of pending.values()) reject(err);
@@ -73,7 +74,8 @@ export function startSegmenter(options: SegmenterOptions, onExit: () => void = (
   };
   const settle = (): Promise<void> => {
     broken ??= new Error('the process is stopping: no new model runs');
-    return pending.size === 0 ? Promise.resolve() : new Promise((resolve) => (drained = resolve));
+    settling ??= pending.size === 0 ? Promise.resolve() : new Promise((resolve) => (drained = resolve));
+    return settling;
   };
   settlers.add(settle);
 

@@ -1,6 +1,6 @@
 // The web app's view of a task, for the task page and its status polling.
 import type { Task } from '../store/task-row.ts';
-import { resultDeletedAt, type ResultLinks } from '../storage/result-store.ts';
+import { linkToResult, type ResultLinks } from '../storage/result-store.ts';
 
 export interface WebTaskStatus {
   id: string;
@@ -22,7 +22,7 @@ export async function webTaskStatus(task: Task, ahead: number, links: ResultLink
   const elapsedSeconds = Math.max(0, Math.round(((task.finished_at ?? now) - since) / 1000));
   let result: WebTaskStatus['result'] = null;
   if (task.status === 'succeeded' && task.result_key && task.result_deleted_at === null && task.result_width !== null && task.result_height !== null) {
-    const { url } = await links.link(task.result_key, now, resultDeletedAt(task.finished_at, retentionHours));
+    const { url } = await linkToResult(links, task.result_key, task.finished_at, retentionHours, now);
     result = { url, download: `cutout-${task.id}.${task.output_format}`, width: task.result_width, height: task.result_height, format: task.output_format };
   }
   return {

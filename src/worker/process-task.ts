@@ -1,13 +1,12 @@
 // One task's work: read the source (safe fetch or upload), remove the background, store the result.
 import type { Config } from '../config.ts';
-import { StoreUnavailableError } from '../domain/errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { resultKey, type ResultStore } from '../storage/result-store.ts';
 import type { TaskResult } from '../store/task-queue.ts';
 import type { Task } from '../store/task-row.ts';
 import { removeBackground, type Segmenter } from '../vision/remove-background.ts';
 import type { SourceReader } from './task-source.ts';
-import { retryUntil } from './retry.ts';
+import { retryStoreUntil } from './retry.ts';
 import type { TaskProcessor } from './worker.ts';
 
 /** `onStoreRetry` hears of each failed write of a result before it is tried again. */
@@ -35,9 +34,7 @@ export function createTaskProcessor(
     // fail a task whose image is fine: the write is retried for as long as a lease lasts (the
     // heartbeat keeps it), and then the attempt is given back to the queue.
     await stage('store', () =>
-      retryUntil(() => results.put(key, cutout.data), Date.now() + config.leaseMs, onStoreRetry).catch((err: unknown) => {
-        throw new StoreUnavailableError('The result store', err);
-      }),
+      retryStoreUntil('The result store', () => results.put(key, cutout.data), Date.now() + config.leaseMs, onStoreRetry),
     );
     return { key, width: cutout.width, height: cutout.height };
   };

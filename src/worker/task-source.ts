@@ -1,14 +1,14 @@
 // Where a task's image comes from: an upload made in the browser, or its image_url fetched safely.
 // A free-plan web task is scaled down to its preview size before it is processed.
 import type { Config } from '../config.ts';
-import { StoreUnavailableError, TaskError } from '../domain/errors.ts';
+import { TaskError } from '../domain/errors.ts';
 import { fetchImage } from '../fetch/safe-fetch.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
 import type { Db } from '../store/database.ts';
 import type { Task } from '../store/task-row.ts';
 import { findTaskSource } from '../store/web-tasks-repository.ts';
 import { downscaleToPixels } from '../vision/downscale.ts';
-import { retryUntil } from './retry.ts';
+import { retryStoreUntil, retryUntil } from './retry.ts';
 
 export type SourceReader = (task: Task) => Promise<Buffer>;
 
@@ -22,9 +22,7 @@ export function createSourceReader(config: Config, db: Db, uploads: UploadStore,
     let data: Buffer;
     if (source?.uploadKey) {
       const uploadKey = source.uploadKey;
-      const upload = await retryUntil(() => uploads.read(uploadKey), Date.now() + config.leaseMs, onRetry).catch((err: unknown) => {
-        throw new StoreUnavailableError('The store of uploads', err);
-      });
+      const upload = await retryStoreUntil('The store of uploads', () => uploads.read(uploadKey), Date.now() + config.leaseMs, onRetry);
       if (!upload) throw new TaskError('image_download_failed', 'The uploaded image is no longer stored.');
       data = upload;
     } else {

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
 import { z } from 'zod';
-import { resultDeletedAt } from '../../storage/result-store.ts';
+import { linkToResult } from '../../storage/result-store.ts';
 import { isUploadKey } from '../../storage/upload-store.ts';
 import { findTaskForAccount } from '../../store/tasks-repository.ts';
 import { uploadBelongsTo } from '../../store/web-tasks-repository.ts';
@@ -46,7 +46,7 @@ export function taskMediaRoutes(ctx: WebContext) {
       const task = await findTaskForAccount(ctx.db, id, account.id);
       if (!task?.result_key || task.result_deleted_at !== null) return sendNotFound(reply);
       // Results in a bucket are not read back through this process: the browser scales the full image.
-      if (!ctx.downloads) return reply.redirect((await ctx.links.link(task.result_key, Date.now(), resultDeletedAt(task.finished_at, ctx.config.resultRetentionHours))).url);
+      if (!ctx.downloads) return reply.redirect((await linkToResult(ctx.links, task.result_key, task.finished_at, ctx.config.resultRetentionHours)).url);
       const file = await ctx.downloads.open(task.result_key);
       if (!file) return sendNotFound(reply);
       const chunks: Buffer[] = [];
