@@ -45,6 +45,9 @@ export const envSchema = z.object({
   CUTOUT_WEB_FREE_CREDITS: int(0, maxInt32, 'the most credits an account holds').default(3),
   CUTOUT_WEB_SESSION_HOURS: z.coerce.number().positive().max(maxHours, `at most ${maxHours} hours (10 years): a longer session has no cookie expiry date`).default(168),
   CUTOUT_WEB_SIGN_IN_MAX_FAILURES: int(1, 1_000_000).default(5),
+  // Ten lets the people behind one office's shared address sign up in the same hour (a team's
+  // start, a retried form), while a script there gets at most ten accounts' free credits an hour.
+  CUTOUT_WEB_SIGN_UPS_PER_HOUR: int(1, 1_000_000).default(10),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   CUTOUT_DATABASE_POOL_SIZE: int(1, 1000).default(10),
   CUTOUT_WORKER_POLL_MS: int(10, 60_000).default(1000),
@@ -85,7 +88,7 @@ export interface Config {
   maxPixels: number;
   bootstrap: boolean;
   signingSecret: string | undefined;
-  web: { freeCredits: number; sessionTtlMs: number; signInMaxFailures: number };
+  web: { freeCredits: number; sessionTtlMs: number; signInMaxFailures: number; signUpsPerHour: number };
   /** postgres://… when the store is PostgreSQL; undefined for the SQLite file in dataDir. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
@@ -163,6 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       freeCredits: e.CUTOUT_WEB_FREE_CREDITS,
       sessionTtlMs: e.CUTOUT_WEB_SESSION_HOURS * 3_600_000,
       signInMaxFailures: e.CUTOUT_WEB_SIGN_IN_MAX_FAILURES,
+      signUpsPerHour: e.CUTOUT_WEB_SIGN_UPS_PER_HOUR,
     },
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.CUTOUT_DATABASE_POOL_SIZE,

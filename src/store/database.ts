@@ -12,6 +12,7 @@ import * as activeTasks from './migrations/003-active-tasks.ts';
 import * as resultKey from './migrations/004-result-key.ts';
 import * as rateWindows from './migrations/005-rate-windows.ts';
 import * as emailCase from './migrations/006-email-case.ts';
+import * as signUpAttempts from './migrations/007-sign-up-attempts.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '004-result-key': resultKey,
   '005-rate-windows': rateWindows,
   '006-email-case': emailCase,
+  '007-sign-up-attempts': signUpAttempts,
 };
 
 export type Db = Kysely<Database>;

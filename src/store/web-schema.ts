@@ -1,4 +1,4 @@
-// Table types of the web app (migration 002-web). Times are epoch milliseconds, as elsewhere.
+// Table types of the web app (migrations 002-web and 007-sign-up-attempts). Times are epoch milliseconds, as elsewhere.
 
 export interface WebCredentialsTable {
   account_id: string;
@@ -22,6 +22,12 @@ export interface SignInAttemptsTable {
   created_at: number;
 }
 
+export interface SignUpAttemptsTable {
+  id: string;
+  ip: string;
+  created_at: number;
+}
+
 export interface WebTaskSourcesTable {
   task_id: string;
   upload_key: string | null;
@@ -33,5 +39,6 @@ export interface WebTables {
   web_credentials: WebCredentialsTable;
   web_sessions: WebSessionsTable;
   sign_in_attempts: SignInAttemptsTable;
+  sign_up_attempts: SignUpAttemptsTable;
   web_task_sources: WebTaskSourcesTable;
 }

@@ -1,11 +1,12 @@
-// Housekeeping of the web app: expired sessions, old sign-in attempts, and uploads whose task
-// finished longer ago than results are kept.
+// Housekeeping of the web app: expired sessions, old sign-in and sign-up attempts, and uploads
+// whose task finished longer ago than results are kept.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import { deleteExpiredFiles } from '../storage/delete-files.ts';
 import { retentionBatch } from '../store/maintenance-repository.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
+import { purgeSignUpAttempts } from '../store/sign-up-attempts-repository.ts';
 import { purgeSignInAttempts } from '../store/web-accounts-repository.ts';
 import { purgeExpiredSessions } from '../store/web-sessions-repository.ts';
 import { findExpiredUploads, forgetUploads } from '../store/web-tasks-repository.ts';
@@ -20,11 +21,21 @@ export interface WebMaintenanceDeps {
   logger?: Pick<FastifyBaseLogger, 'warn'>;
 }
 
-export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now()): Promise<{ sessions: number; attempts: number; uploads: number }> {
+export interface WebMaintenanceDone {
+  sessions: number;
+  /** Sign-in attempts purged. */
+  attempts: number;
+  signUps: number;
+  uploads: number;
+}
+
+/** Attempts are kept a day, longer than any throttle window (sign-in 15 minutes, sign-up an hour). */
+export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now()): Promise<WebMaintenanceDone> {
   const sessions = await purgeExpiredSessions(deps.db, now);
   const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
+  const signUps = await purgeSignUpAttempts(deps.db, now - dayMs);
   const uploads = await deleteExpiredUploads(deps, now - deps.config.resultRetentionHours * 3_600_000);
-  return { sessions, attempts, uploads };
+  return { sessions, attempts, signUps, uploads };
 }
 
 /** The file first, then the record: an upload is never forgotten while its file may remain. */
@@ -48,7 +59,7 @@ export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: Fastify
     runWebMaintenance({ logger, ...deps })
       .then(
         (done) => {
-          if (done.sessions + done.attempts + done.uploads > 0) logger.info(done, 'web maintenance');
+          if (done.sessions + done.attempts + done.signUps + done.uploads > 0) logger.info(done, 'web maintenance');
         },
         (err: unknown) => logger.error({ err }, 'web maintenance failed'),
       )

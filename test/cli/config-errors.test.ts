@@ -48,6 +48,18 @@ test('result URL lifetimes and other durations are bounded, the variable named',
   }
 });
 
+test('the sign-ups per address and hour default to ten and must be a whole number from 1 to 1000000', async () => {
+  assert.equal(loadConfig({}).web.signUpsPerHour, 10);
+  assert.equal(loadConfig({ CUTOUT_WEB_SIGN_UPS_PER_HOUR: '1' }).web.signUpsPerHour, 1);
+  assert.equal(loadConfig({ CUTOUT_WEB_SIGN_UPS_PER_HOUR: '1000000' }).web.signUpsPerHour, 1_000_000);
+  for (const value of ['0', '-3', '2.5', 'ten', '1000001']) {
+    assert.throws(() => loadConfig({ CUTOUT_WEB_SIGN_UPS_PER_HOUR: value }), /CUTOUT_WEB_SIGN_UPS_PER_HOUR: /, value);
+  }
+  const refused = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: dataDir, CUTOUT_WEB_SIGN_UPS_PER_HOUR: '0' });
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /CUTOUT_WEB_SIGN_UPS_PER_HOUR: .* \(got "0"\)/);
+});
+
 test('a blank value is unset, like an empty one: PORT=" " is the default port, not a random one', () => {
   const config = loadConfig({ PORT: ' ', CUTOUT_SHUTDOWN_GRACE_SECONDS: '\t', CUTOUT_WORKER_CONCURRENCY: '  ' });
   assert.equal(config.port, 8080);

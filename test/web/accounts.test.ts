@@ -16,6 +16,8 @@ describeEachEngine('web accounts', (engine) => {
       CUTOUT_WEB_FREE_CREDITS: '4',
       CUTOUT_WEB_SESSION_HOURS: '2',
       CUTOUT_WEB_SIGN_IN_MAX_FAILURES: '3',
+      // These tests sign up a score of accounts from one address; sign-up-limit.test.ts tests the limit.
+      CUTOUT_WEB_SIGN_UPS_PER_HOUR: '1000',
       CUTOUT_FETCH_MAX_BYTES: String(64 * 1024),
     }, { engine });
   });

@@ -1,4 +1,4 @@
-// Sign up, sign in, sign out. Every form carries a CSRF token; sign-in is throttled.
+// Sign up, sign in, sign out. Every form carries a CSRF token; sign-up and sign-in are throttled.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { emailSchema } from '../../domain/email.ts';
@@ -11,6 +11,7 @@ import { signInPage, signUpPage } from '../pages/auth-pages.ts';
 import { hashPassword, passwordMaxLength, passwordMinLength, verifyPassword } from '../passwords.ts';
 import { endSession, startSession } from '../session.ts';
 import { SignInThrottle } from '../sign-in-throttle.ts';
+import { SignUpThrottle } from '../sign-up-throttle.ts';
 
 const credentialsSchema = z.object({
   email: emailSchema,
@@ -25,6 +26,7 @@ function safeNext(next: string | undefined): string {
 
 export function authRoutes(ctx: WebContext) {
   const throttle = new SignInThrottle(ctx.db, ctx.config.web.signInMaxFailures);
+  const signUps = new SignUpThrottle(ctx.db, ctx.config.web.signUpsPerHour);
 
   return async (app: FastifyInstance): Promise<void> => {
     app.get('/', async (request, reply) => reply.redirect(request.webAccount ? '/app/remove' : '/sign-in', 303));
@@ -43,6 +45,13 @@ export function authRoutes(ctx: WebContext) {
       const { password } = parsed.data;
       if (password.length < passwordMinLength) return fail(`The password needs at least ${passwordMinLength} characters.`);
       if (password.length > passwordMaxLength) return fail(`The password may have at most ${passwordMaxLength} characters.`);
+      // Counted before the email is looked at, so a taken email costs a turn like a new account.
+      const turn = await signUps.take(request.ip);
+      if (!turn.allowed) {
+        const minutes = Math.ceil(turn.retryAfterSeconds / 60);
+        reply.header('Retry-After', String(turn.retryAfterSeconds));
+        return fail(`Too many sign-ups from your network this hour. Try again in ${plural(minutes, 'minute')}.`, 429);
+      }
       try {
         const account = await createWebAccount(ctx.db, {
           email: parsed.data.email,

@@ -1,0 +1,22 @@
+// Sign-ups per client address and hour. Each new account gets free credits, and a sign-up with a
+// taken email says so; without a limit a script could farm credits or test emails without end.
+import type { Db } from '../store/database.ts';
+import { takeSignUpAttempt } from '../store/sign-up-attempts-repository.ts';
+
+export const signUpWindowMs = 60 * 60_000;
+
+/** The sign-up may go ahead (it is already counted), or the seconds until the address may try again. */
+export type SignUpTurn = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+export class SignUpThrottle {
+  constructor(
+    private readonly db: Db,
+    private readonly perHour: number,
+  ) {}
+
+  async take(ip: string, now = Date.now()): Promise<SignUpTurn> {
+    const outcome = await takeSignUpAttempt(this.db, { ip, limit: this.perHour, windowMs: signUpWindowMs }, now);
+    if (outcome.allowed) return outcome;
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((outcome.retryAt - now) / 1000)) };
+  }
+}
