@@ -1,38 +1,40 @@
-// Retention's deletes, for result files and uploads alike. Expired items are read in batches of
-// bounded size (one statement naming every expired id outgrew the engines' parameter limits after a
-// backlog); each item is recorded as deleted only after all of its files are gone, and one file
-// that cannot be deleted (a transient S3 error) holds back only its own item, which the next sweep
-// tries again. Deleting a file already gone succeeds.
+// Retention's deletes, for result files, uploads and orphaned uploads alike. Expired items are read
+// in batches of bounded size (one statement naming every expired id outgrew the engines' parameter
+// limits after a backlog); each item is recorded as deleted only after all of its files are gone,
+// and one file that cannot be deleted (a transient S3 error) holds back only its own item, which
+// the next sweep tries again. Deleting a file already gone succeeds.
 
 /** Deletes lanes of files at once; a bucket answers each delete in a round trip. */
 const lanes = 8;
 
-export interface ExpiredFiles<T extends { taskId: string }> {
-  /** Up to `batch` items, in task id order after `after`. */
+export interface ExpiredFiles<T> {
+  /** Up to `batch` items, in the order of their ids, after the item whose id is `after`. */
   find(after: string | undefined): Promise<T[]>;
   batch: number;
+  /** What orders the items and names them to `record`: a task's id, or an orphaned upload's key. */
+  idOf(item: T): string;
   keysOf(item: T): readonly string[];
   remove(key: string): Promise<void>;
-  /** Records that these tasks' files are deleted. */
-  record(taskIds: string[]): Promise<void>;
+  /** Records that these items' files are deleted. */
+  record(ids: string[]): Promise<void>;
   onFailure(key: string, err: unknown): void;
 }
 
 /** Sweeps every expired item; returns how many were deleted and recorded. */
-export async function deleteExpiredFiles<T extends { taskId: string }>(sweep: ExpiredFiles<T>): Promise<number> {
+export async function deleteExpiredFiles<T>(sweep: ExpiredFiles<T>): Promise<number> {
   let deleted = 0;
   let after: string | undefined;
   for (;;) {
     const batch = await sweep.find(after);
     const done = await deleteFilesOf(batch, sweep);
-    await sweep.record(done.map((item) => item.taskId));
+    await sweep.record(done.map((item) => sweep.idOf(item)));
     deleted += done.length;
     if (batch.length < sweep.batch) return deleted;
-    after = batch.at(-1)!.taskId;
+    after = sweep.idOf(batch.at(-1)!);
   }
 }
 
-async function deleteFilesOf<T extends { taskId: string }>(items: readonly T[], sweep: ExpiredFiles<T>): Promise<T[]> {
+async function deleteFilesOf<T>(items: readonly T[], sweep: ExpiredFiles<T>): Promise<T[]> {
   const deleted: T[] = [];
   let next = 0;
   const lane = async (): Promise<void> => {

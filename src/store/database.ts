@@ -13,6 +13,7 @@ import * as resultKey from './migrations/004-result-key.ts';
 import * as rateWindows from './migrations/005-rate-windows.ts';
 import * as emailCase from './migrations/006-email-case.ts';
 import * as signUpAttempts from './migrations/007-sign-up-attempts.ts';
+import * as pendingUploads from './migrations/008-pending-uploads.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '005-rate-windows': rateWindows,
   '006-email-case': emailCase,
   '007-sign-up-attempts': signUpAttempts,
+  '008-pending-uploads': pendingUploads,
 };
 
 export type Db = Kysely<Database>;

@@ -1,4 +1,4 @@
-// Table types of the web app (migrations 002-web and 007-sign-up-attempts). Times are epoch milliseconds, as elsewhere.
+// Table types of the web app (migrations 002-web, 007-sign-up-attempts and 008-pending-uploads). Times are epoch milliseconds, as elsewhere.
 
 export interface WebCredentialsTable {
   account_id: string;
@@ -35,10 +35,17 @@ export interface WebTaskSourcesTable {
   created_at: number;
 }
 
+/** An upload whose task is not (yet) committed; see migration 008-pending-uploads. */
+export interface PendingUploadsTable {
+  upload_key: string;
+  created_at: number;
+}
+
 export interface WebTables {
   web_credentials: WebCredentialsTable;
   web_sessions: WebSessionsTable;
   sign_in_attempts: SignInAttemptsTable;
   sign_up_attempts: SignUpAttemptsTable;
   web_task_sources: WebTaskSourcesTable;
+  pending_uploads: PendingUploadsTable;
 }

@@ -1,10 +1,11 @@
-// Housekeeping of the web app: expired sessions, old sign-in and sign-up attempts, and uploads
-// whose task finished longer ago than results are kept.
+// Housekeeping of the web app: expired sessions, old sign-in and sign-up attempts, uploads whose
+// task finished longer ago than results are kept, and uploads no task came to own (see uploads.ts).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import { deleteExpiredFiles } from '../storage/delete-files.ts';
 import { retentionBatch } from '../store/maintenance-repository.ts';
+import { findPendingUploads, forgetPendingUploads } from '../store/pending-uploads-repository.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
 import { purgeSignUpAttempts } from '../store/sign-up-attempts-repository.ts';
 import { purgeSignInAttempts } from '../store/web-accounts-repository.ts';
@@ -12,6 +13,14 @@ import { purgeExpiredSessions } from '../store/web-sessions-repository.ts';
 import { findExpiredUploads, forgetUploads } from '../store/web-tasks-repository.ts';
 
 const dayMs = 86_400_000;
+
+/**
+ * How long an upload may stay pending before it is taken for an orphan. A request holds an upload
+ * pending only from its put to its task's commit, which takes seconds even with a slow bucket; an
+ * hour leaves no live request there (one stalled past it whose record was taken is refused at its
+ * commit, uploads.ts).
+ */
+export const pendingUploadGraceMs = 3_600_000;
 
 export interface WebMaintenanceDeps {
   db: Db;
@@ -27,6 +36,7 @@ export interface WebMaintenanceDone {
   attempts: number;
   signUps: number;
   uploads: number;
+  orphanedUploads: number;
 }
 
 /** Attempts are kept a day, longer than any throttle window (sign-in 15 minutes, sign-up an hour). */
@@ -35,7 +45,8 @@ export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now
   const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
   const signUps = await purgeSignUpAttempts(deps.db, now - dayMs);
   const uploads = await deleteExpiredUploads(deps, now - deps.config.resultRetentionHours * 3_600_000);
-  return { sessions, attempts, signUps, uploads };
+  const orphanedUploads = await deleteOrphanedUploads(deps, now - pendingUploadGraceMs);
+  return { sessions, attempts, signUps, uploads, orphanedUploads };
 }
 
 /** The file first, then the record: an upload is never forgotten while its file may remain. */
@@ -43,10 +54,24 @@ function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number):
   return deleteExpiredFiles({
     find: (after) => findExpiredUploads(deps.db, finishedBefore, after),
     batch: retentionBatch,
+    idOf: (upload) => upload.taskId,
     keysOf: (upload) => [upload.uploadKey],
     remove: (key) => deps.uploads.delete(key),
     record: (taskIds) => forgetUploads(deps.db, taskIds),
     onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an upload failed; the next run tries again'),
+  });
+}
+
+/** Likewise for uploads still pending past the grace period: their record is what finds them. */
+function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number): Promise<number> {
+  return deleteExpiredFiles({
+    find: (after) => findPendingUploads(deps.db, recordedBefore, after),
+    batch: retentionBatch,
+    idOf: (upload) => upload.uploadKey,
+    keysOf: (upload) => [upload.uploadKey],
+    remove: (key) => deps.uploads.delete(key),
+    record: (keys) => forgetPendingUploads(deps.db, keys),
+    onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an orphaned upload failed; the next run tries again'),
   });
 }
 
@@ -59,7 +84,7 @@ export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: Fastify
     runWebMaintenance({ logger, ...deps })
       .then(
         (done) => {
-          if (done.sessions + done.attempts + done.signUps + done.uploads > 0) logger.info(done, 'web maintenance');
+          if (done.sessions + done.attempts + done.signUps + done.uploads + done.orphanedUploads > 0) logger.info(done, 'web maintenance');
         },
         (err: unknown) => logger.error({ err }, 'web maintenance failed'),
       )

@@ -32,6 +32,7 @@ export class Maintenance {
     return deleteExpiredFiles({
       find: (after) => findExpiredResults(this.db, finishedBefore, after),
       batch: retentionBatch,
+      idOf: (result) => result.taskId,
       keysOf: keysOfTask,
       remove: (key) => this.results.delete(key),
       record: (taskIds) => markResultsDeleted(this.db, taskIds, now),

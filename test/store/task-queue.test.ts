@@ -179,7 +179,7 @@ describeEachEngine('migrations', (engine) => {
       const db = await openDatabase({ dataDir, databaseUrl: database?.url, poolSize: 1 });
       const applied = (await db.selectFrom('kysely_migration' as never).selectAll().execute()) as { name: string }[];
       await db.destroy();
-      assert.deepEqual(applied.map((m) => m.name).sort(), ['001-initial', '002-web', '003-active-tasks', '004-result-key', '005-rate-windows', '006-email-case', '007-sign-up-attempts']);
+      assert.deepEqual(applied.map((m) => m.name).sort(), ['001-initial', '002-web', '003-active-tasks', '004-result-key', '005-rate-windows', '006-email-case', '007-sign-up-attempts', '008-pending-uploads']);
     } finally {
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });

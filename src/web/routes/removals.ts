@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { ApiError, TaskError } from '../../domain/errors.ts';
 import { imageUrlSchema, outputFormats, precisions, subjects, type RemovalInput } from '../../domain/removal-request.ts';
 import { findAccount, type Account } from '../../store/accounts-repository.ts';
-import { newUploadKey } from '../../storage/upload-store.ts';
 import { createTask, findTaskForAccount } from '../../store/tasks-repository.ts';
 import { countQueuedAhead, findTaskSource, recordTaskSource } from '../../store/web-tasks-repository.ts';
 import { readHeader } from '../../vision/decode.ts';
@@ -19,6 +18,7 @@ import { removePage } from '../pages/remove-page.ts';
 import { taskPage } from '../pages/task-page.ts';
 import { requireSignIn, signedInAccount, taskStatusRoute } from '../session.ts';
 import { webTaskStatus } from '../task-status.ts';
+import { adoptUpload, discardUpload, storeUpload } from '../uploads.ts';
 
 const optionalText = z.preprocess((v) => {
   const value = first(v);
@@ -82,8 +82,7 @@ export function removalRoutes(ctx: WebContext) {
         if (!(await decodesFully(form.file, ctx.config.maxPixels))) {
           return showForm(reply, account, 400, 'That file cannot be used: the image data is incomplete or damaged.');
         }
-        uploadKey = newUploadKey();
-        await ctx.uploads.put(uploadKey, form.file);
+        uploadKey = await storeUpload(ctx, form.file);
         // The v1 API shows this as the task's input.image_url: the uploaded original, viewable by its owner when signed in.
         imageUrl = `${ctx.baseUrl()}/app/uploads/${uploadKey}`;
       }
@@ -94,13 +93,16 @@ export function removalRoutes(ctx: WebContext) {
           input,
           idempotencyKey: undefined,
           maxActiveTasks: ctx.config.maxActiveTasks,
-          onCreate: (tx, taskId) => recordTaskSource(tx, taskId, { uploadKey, maxPixels: account.apiAccess ? null : previewMaxPixels }),
+          onCreate: async (tx, taskId) => {
+            if (uploadKey) await adoptUpload(tx, uploadKey);
+            await recordTaskSource(tx, taskId, { uploadKey, maxPixels: account.apiAccess ? null : previewMaxPixels });
+          },
         });
         request.log.info({ taskId: task.id, accountId: account.id, upload: uploadKey !== null }, 'web task created');
         ctx.onTaskCreated();
         return reply.redirect(`/app/tasks/${task.id}`, 303);
       } catch (err) {
-        if (uploadKey) await ctx.uploads.delete(uploadKey);
+        if (uploadKey) await discardUpload(ctx, uploadKey, request.log);
         if (err instanceof ApiError && (err.code === 'insufficient_credits' || err.code === 'concurrency_limit')) {
           const hint = err.code === 'insufficient_credits' ? ' See Credits for how to get more.' : '';
           return showForm(reply, account, err.status, `${err.message}${hint}`, form.image_url);
