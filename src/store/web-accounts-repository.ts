@@ -72,6 +72,7 @@ export type GuessOutcome = { allowed: true; attemptId: string } | { allowed: fal
  * a locked email does not keep it locked.
  */
 export async function takeSignInGuess(db: Db, allowance: GuessAllowance, now = Date.now()): Promise<GuessOutcome> {
+  // A failure leaves the window at created_at + windowMs exactly, the moment a refusal names.
   const since = now - allowance.windowMs;
   return inTransaction(db, async (tx) => {
     if (engineOf(db) === 'postgres') {
@@ -96,7 +97,7 @@ export async function takeSignInGuess(db: Db, allowance: GuessAllowance, now = D
  * out brings the count below the limit again (the oldest one when the count is at the limit).
  */
 async function lockedUntil(tx: Tx, column: 'email' | 'ip', value: string, limit: number, since: number): Promise<number> {
-  const failures = tx.selectFrom('sign_in_attempts').where(column, '=', value).where('succeeded', '=', 0).where('created_at', '>=', since);
+  const failures = tx.selectFrom('sign_in_attempts').where(column, '=', value).where('succeeded', '=', 0).where('created_at', '>', since);
   const { n } = await failures.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const count = Number(n);
   if (count < limit) return 0;
