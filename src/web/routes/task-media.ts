@@ -9,9 +9,9 @@ import { uploadBelongsTo } from '../../store/web-tasks-repository.ts';
 import type { WebContext } from '../context.ts';
 import { errorPage, sendNotFound } from '../pages/auth-pages.ts';
 import { requireSignIn, signedInAccount } from '../session.ts';
+import { thumbnailOf } from '../thumbnails.ts';
 
 const viewerMaxSide = 2048;
-const thumbnailSide = 96;
 
 export function taskMediaRoutes(ctx: WebContext) {
   return async (app: FastifyInstance): Promise<void> => {
@@ -44,22 +44,19 @@ export function taskMediaRoutes(ctx: WebContext) {
       const account = signedInAccount(request);
       const { id } = z.object({ id: z.string() }).parse(request.params);
       const task = await findTaskForAccount(ctx.db, id, account.id);
+      // Before any cached thumbnail: the row says whose task it is and whether its result is kept.
       if (!task?.result_key || task.result_deleted_at !== null) return sendNotFound(reply);
       // Results in a bucket are not read back through this process: the browser scales the full image.
       if (!ctx.downloads) return reply.redirect((await linkToResult(ctx.links, task.result_key, task.finished_at, ctx.config.resultRetentionHours)).url);
-      const file = await ctx.downloads.open(task.result_key);
-      if (!file) return sendNotFound(reply);
-      const chunks: Buffer[] = [];
-      for await (const chunk of file.read()) chunks.push(chunk as Buffer);
-      const thumbnail = await sharp(Buffer.concat(chunks))
-        .resize({ width: thumbnailSide, height: thumbnailSide, fit: 'inside' })
-        .webp({ quality: 80 })
-        .toBuffer()
-        .catch((err: unknown) => {
-          // A result damaged on disk: the list shows no thumbnail rather than failing the image request.
-          request.log.warn({ err, taskId: task.id }, 'a result does not decode for its thumbnail');
-          return undefined;
-        });
+      const { downloads } = ctx;
+      const resultKey = task.result_key;
+      const thumbnail = await thumbnailOf({
+        key: resultKey,
+        open: () => downloads.open(resultKey),
+        maxPixels: ctx.config.maxPixels,
+        // A result damaged on disk: the list shows no thumbnail rather than failing the image request.
+        onUndecodable: (err) => request.log.warn({ err, taskId: task.id }, 'a result does not decode for its thumbnail'),
+      });
       if (!thumbnail) return sendNotFound(reply);
       return reply.header('Cache-Control', 'private, max-age=3600').type('image/webp').send(thumbnail);
     });
