@@ -20,7 +20,10 @@ export interface TestServer extends RunningServer {
 
 let seq = 0;
 
-export async function startTestServer(env: Record<string, string> = {}, options: { worker?: boolean; engine?: Engine } = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: { worker?: boolean; engine?: Engine; logger?: pino.Logger } = {},
+): Promise<TestServer> {
   const engine = options.engine ?? 'sqlite';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-test-'));
   const database = engine === 'postgres' ? await createTestDatabase() : undefined;
@@ -35,7 +38,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...env,
   });
-  const server = await startServer(config, { worker: options.worker ?? false, logger: pino({ level: 'silent' }), print: () => {} });
+  const server = await startServer(config, { worker: options.worker ?? false, logger: options.logger ?? pino({ level: 'silent' }), print: () => {} });
   return {
     ...server,
     dataDir,

@@ -48,6 +48,11 @@ function translateFrameworkError(err: FastifyError, request: FastifyRequest): Ap
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('invalid_request', 'The request body is too large.');
   }
+  // The client closed the connection while its body was on the way: nobody is left to answer,
+  // and it is no fault of the server's, so it is logged as a refusal, not as an unhandled error.
+  if (err.code === 'ECONNRESET' && request.raw.readableAborted) {
+    return new ApiError('invalid_request', 'The client closed the connection before the request body arrived.');
+  }
   if (err.statusCode === 400 && err instanceof SyntaxError) {
     return new ApiError('invalid_request', `Malformed JSON body: ${err.message}`);
   }

@@ -1,0 +1,81 @@
+// A client that goes away while its request body is on the way (a closed laptop, a killed script)
+// is the client's doing: the server logs it as a refusal, never as an unhandled error that would
+// page an operator, and goes on serving.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+
+interface LogEntry {
+  level: number;
+  msg: string;
+  code?: string;
+  reqId?: string;
+}
+
+/** Collects the server's log entries and tells a waiter when one it looks for arrives. */
+class LogCollector {
+  readonly entries: LogEntry[] = [];
+  private waiters: { match: (e: LogEntry) => boolean; resolve: (e: LogEntry) => void }[] = [];
+  readonly stream = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+        const entry = JSON.parse(line) as LogEntry;
+        this.entries.push(entry);
+        this.waiters = this.waiters.filter((w) => (w.match(entry) ? (w.resolve(entry), false) : true));
+      }
+      done();
+    },
+  });
+
+  next(match: (e: LogEntry) => boolean): Promise<LogEntry> {
+    const seen = this.entries.find(match);
+    return seen ? Promise.resolve(seen) : new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+}
+
+const closedMessage = 'The client closed the connection before the request body arrived.';
+
+let server: TestServer;
+let key: string;
+const logs = new LogCollector();
+before(async () => {
+  server = await startTestServer({}, { logger: pino({ level: 'info' }, logs.stream) });
+  ({ key } = await server.account());
+});
+after(() => server.close());
+
+/** Sends the head of a create and part of its body, then cuts the connection as `cut` says. */
+function cutCreate(cut: (socket: net.Socket) => void): void {
+  const { port } = new URL(server.url);
+  const socket = net.connect(Number(port), '127.0.0.1', () => {
+    socket.write(
+      `POST /api/v1/bg/removals HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"image_url":',
+      () => cut(socket),
+    );
+  });
+  socket.on('error', () => {});
+  socket.resume();
+}
+
+for (const [how, cut] of [
+  ['closes its end of the connection', (socket: net.Socket) => socket.end()],
+  ['resets the connection', (socket: net.Socket) => socket.resetAndDestroy()],
+] as const) {
+  test(`a client that ${how} halfway through its body is logged at info as a refusal, not as an unhandled error`, async () => {
+    const from = logs.entries.length;
+    cutCreate(cut);
+    // Whichever the server logs about it first: the refusal, or an error.
+    const entry = await logs.next((e) => logs.entries.indexOf(e) >= from && (e.msg === closedMessage || e.level >= 50));
+    assert.equal(entry.msg, closedMessage);
+    assert.equal(entry.level, 30);
+    assert.equal(entry.code, 'invalid_request');
+    const res = await server.request('/api/v1/bg/removals', { key, ...createBody({ image_url: 'http://127.0.0.1:9/photo.jpg' }) });
+    assert.equal(res.status, 202, 'the server goes on serving');
+    const errors = logs.entries.slice(from).filter((e) => e.level >= 50);
+    assert.deepEqual(errors, [], 'nothing is logged as an error');
+  });
+}
