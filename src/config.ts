@@ -53,6 +53,8 @@ export const envSchema = z.object({
   CUTOUT_WORKER_POLL_MS: int(10, 60_000).default(1000),
   CUTOUT_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),
   CUTOUT_METRICS_PORT: int(0, 65535).default(9464),
+  // Long enough that it cannot be guessed one scrape at a time.
+  CUTOUT_METRICS_TOKEN: z.string().min(16).optional(),
   CUTOUT_S3_BUCKET: z.string().min(3).optional(),
   CUTOUT_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   CUTOUT_S3_REGION: z.string().min(1).optional(),
@@ -96,6 +98,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** The worker process's health and metrics port. */
   metricsPort: number;
+  /** Unset: /metrics is open, as Prometheus expects by default. */
+  metricsToken: string | undefined;
   /** Results go to this bucket when set, else to dataDir/results. */
   s3: S3Config | undefined;
 }
@@ -117,7 +121,7 @@ export class ConfigError extends Error {
 }
 
 /** Variables whose values never appear in a message. */
-const secretVariables = new Set(['CUTOUT_SIGNING_SECRET', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
+const secretVariables = new Set(['CUTOUT_SIGNING_SECRET', 'CUTOUT_METRICS_TOKEN', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
 
 /** How a refused value is shown: secrets not at all, a URL without its password. */
 export function shownValue(name: string, value: string | undefined): string {
@@ -173,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workerPollMs: e.CUTOUT_WORKER_POLL_MS,
     shutdownGraceMs: e.CUTOUT_SHUTDOWN_GRACE_SECONDS * 1000,
     metricsPort: e.CUTOUT_METRICS_PORT,
+    metricsToken: e.CUTOUT_METRICS_TOKEN,
     s3: e.CUTOUT_S3_BUCKET === undefined ? undefined : s3Config(e, e.CUTOUT_S3_BUCKET),
   };
 }

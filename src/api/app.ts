@@ -43,7 +43,7 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
     done();
   });
   registerErrorHandling(app);
-  registerHealthRoutes(app, ctx.metrics, ctx.readiness);
+  registerHealthRoutes(app, ctx.metrics, ctx.readiness, ctx.config.metricsToken);
 
   await app.register(fastifySwagger, {
     openapi: {

@@ -38,7 +38,7 @@ export async function startWorkerProcess(config: Config, options: { logger?: Log
         if (!modelLoaded) throw new Error('the model is still loading');
       },
     },
-  ]);
+  ], config.metricsToken);
   // The port answers while the model loads, so an orchestrator sees a live but not-ready worker.
   await health.listen({ port: config.metricsPort, host: config.host });
   const address = health.server.address();

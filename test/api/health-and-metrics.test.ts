@@ -1,4 +1,4 @@
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { describeEachEngine } from '../support/engines.ts';
@@ -62,5 +62,31 @@ describeEachEngine('health, readiness and metrics', (engine) => {
     assert.equal(metricValue(text, 'cutout_task_stage_seconds_count{stage="remove"}'), 2);
     assert.equal(metricValue(text, 'cutout_task_stage_seconds_count{stage="store"}'), 2);
     assert.equal(metricValue(text, 'cutout_tasks{status="queued"}'), 0);
+  });
+});
+
+describe('metrics behind CUTOUT_METRICS_TOKEN', () => {
+  const token = 'scrape-token-0123456789';
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ CUTOUT_METRICS_TOKEN: token });
+  });
+  after(() => server.close());
+
+  test('/metrics without the token, or with another one, gets 401 and names the scheme; with it, the metrics', async () => {
+    for (const authorization of [undefined, 'Bearer scrape-token-0123456780', `Basic ${token}`, `Bearer ${token}x`]) {
+      const res = await server.request('/metrics', { headers: authorization ? { authorization } : {} });
+      assert.equal(res.status, 401, `authorization: ${authorization}`);
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="metrics"');
+      assert.doesNotMatch(await res.text(), /cutout_/);
+    }
+    const res = await server.request('/metrics', { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /^cutout_tasks\{status="queued"\} 0$/m);
+  });
+
+  test('the probes stay open: an orchestrator calls them without credentials', async () => {
+    assert.equal((await server.request('/healthz')).status, 200);
+    assert.equal((await server.request('/readyz')).status, 200);
   });
 });

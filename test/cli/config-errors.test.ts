@@ -38,6 +38,15 @@ test('a refused secret is never echoed, and a URL is shown without its password'
   assert.doesNotMatch(url.stderr, /S3cretPassw0rd/);
 });
 
+test('a metrics token shorter than 16 characters is refused without being echoed; a longer one is kept', async () => {
+  const short = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: dataDir, CUTOUT_METRICS_TOKEN: 'scrape-me-now' });
+  assert.equal(short.code, 1);
+  assert.match(short.stderr, /CUTOUT_METRICS_TOKEN/);
+  assert.doesNotMatch(short.stderr, /scrape-me-now/);
+  assert.equal(loadConfig({ CUTOUT_METRICS_TOKEN: 'scrape-me-now-please' }).metricsToken, 'scrape-me-now-please');
+  assert.equal(loadConfig({}).metricsToken, undefined);
+});
+
 test('result URL lifetimes and other durations are bounded, the variable named', async () => {
   const ttl = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: dataDir, CUTOUT_RESULT_URL_TTL_SECONDS: '10000000000000' });
   assert.equal(ttl.code, 1);

@@ -18,6 +18,8 @@ import { startCutout, type CutoutProcess } from '../support/processes.ts';
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
 
 const taskCount = Number(process.env.CUTOUT_TEST_MULTIPROCESS_TASKS ?? 200);
+/** Every process is given it, so the workers' metrics are read with it. */
+const metricsToken = 'multi-process-metrics-token';
 const finalStatuses = ['succeeded', 'failed'] as const;
 
 describe('two API processes and three workers on PostgreSQL and a bucket (real model)', { skip: postgresUrl ? false : 'CUTOUT_TEST_POSTGRES_URL is not set: no PostgreSQL to run on' }, () => {
@@ -59,6 +61,7 @@ describe('two API processes and three workers on PostgreSQL and a bucket (real m
       CUTOUT_WORKER_POLL_MS: '100',
       CUTOUT_INFERENCE_THREADS: '1',
       CUTOUT_FETCH_TIMEOUT_SECONDS: '60',
+      CUTOUT_METRICS_TOKEN: metricsToken,
     };
     const account = await createAccount(db, { email: 'multi@example.test', plan: 'paid', credits: taskCount + 20 });
     accountId = account.id;
@@ -132,6 +135,7 @@ describe('two API processes and three workers on PostgreSQL and a bucket (real m
     for (const worker of workers) {
       const ready = (await (await fetch(`${worker.url}/readyz`)).json()) as { checks: Record<string, string> };
       assert.deepEqual(ready.checks, { database: 'ok', storage: 'ok', model: 'ok' });
+      assert.equal((await fetch(`${worker.url}/metrics`)).status, 401, "a worker's metrics need the token too");
     }
   });
 
@@ -160,7 +164,7 @@ describe('two API processes and three workers on PostgreSQL and a bucket (real m
     // Each worker's metrics count its own charges; together they are every credit charged.
     let charged = 0;
     for (const worker of workers) {
-      const text = await (await fetch(`${worker.url}/metrics`)).text();
+      const text = await (await fetch(`${worker.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
       charged += Number(/^cutout_credits_charged_total (\d+)/m.exec(text)?.[1] ?? 0);
     }
     assert.equal(charged, ids.length + 2);

@@ -1,6 +1,7 @@
 // Liveness, readiness and metrics, served by API processes and by the worker's small port alike.
 // Not part of the v1 interface, so hidden from the OpenAPI description.
-import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from '../../metrics.ts';
 
 export interface ReadinessCheck {
@@ -8,7 +9,23 @@ export interface ReadinessCheck {
   check: () => Promise<void>;
 }
 
-export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, checks: ReadinessCheck[]): void {
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/**
+ * Whether the request carries the metrics token. Compared as digests in constant time, so neither
+ * the token's length nor its characters can be learnt from how long a refusal takes.
+ */
+function carriesToken(request: FastifyRequest, token: string): boolean {
+  const match = /^Bearer (\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
+  return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), digest(token));
+}
+
+/**
+ * `metricsToken`, when set, is required as a bearer token on /metrics: the metrics show the
+ * queue, the credits charged and the process's memory, and each scrape reads the database.
+ * The probes stay open, as orchestrators call them without credentials.
+ */
+export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, checks: ReadinessCheck[], metricsToken: string | undefined): void {
   // Probes and scrapes come every few seconds: their request lines would drown the log.
   const quiet = { schema: { hide: true }, logLevel: 'warn' } as const;
   app.get('/healthz', quiet, async () => ({ status: 'ok' }));
@@ -29,7 +46,11 @@ export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, che
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
   });
 
-  app.get('/metrics', quiet, async (_request, reply) => {
+  app.get('/metrics', quiet, async (request, reply) => {
+    if (metricsToken !== undefined && !carriesToken(request, metricsToken)) {
+      request.log.warn('a /metrics request without the metrics token was refused');
+      return reply.code(401).header('WWW-Authenticate', 'Bearer realm="metrics"').type('text/plain').send('/metrics needs the metrics token: Authorization: Bearer <CUTOUT_METRICS_TOKEN>\n');
+    }
     const body = await metrics.registry.metrics();
     return reply.header('Content-Type', metrics.registry.contentType).send(body);
   });
