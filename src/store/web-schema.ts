@@ -39,6 +39,8 @@ export interface WebTaskSourcesTable {
 export interface PendingUploadsTable {
   upload_key: string;
   created_at: number;
+  /** When it was taken for deletion; null while a task may still adopt it. */
+  claimed_at: number | null;
 }
 
 export interface WebTables {

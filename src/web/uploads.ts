@@ -4,7 +4,7 @@
 // maintenance deletes the file it names (web-maintenance.ts).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Tx } from '../store/database.ts';
-import { adoptPendingUpload, forgetPendingUploads, recordPendingUpload } from '../store/pending-uploads-repository.ts';
+import { adoptPendingUpload, claimPendingUpload, forgetPendingUploads, recordPendingUpload } from '../store/pending-uploads-repository.ts';
 import { newUploadKey, type UploadStore } from '../storage/upload-store.ts';
 
 export interface UploadDeps {
@@ -23,21 +23,32 @@ export async function storeUpload(deps: UploadDeps, data: Buffer, now = Date.now
   return key;
 }
 
-/**
- * In the transaction that creates the task: from its commit the task owns the upload. Refuses an
- * upload whose record maintenance already took (the request stalled past the grace period), as its
- * file may be deleted; the create then fails and rolls back.
- */
-export async function adoptUpload(tx: Tx, key: string): Promise<void> {
-  if (!(await adoptPendingUpload(tx, key))) throw new Error(`upload ${key} was deleted as an orphan before its task was created`);
+/** The upload was taken for an orphan before its task could be created: the visitor uploads again. */
+export class UploadDiscardedError extends Error {
+  readonly code = 'upload_discarded';
+  constructor(key: string) {
+    super(`upload ${key} was taken for deletion as an orphan before its task was created`);
+  }
 }
 
 /**
- * After a failed create, the file is deleted at once and then forgotten. If that fails the record
- * stays and maintenance deletes the file later, so the visitor still gets the create's own answer.
+ * In the transaction that creates the task: from its commit the task owns the upload. Refuses an
+ * upload maintenance has claimed (the request stalled past the grace period, or the clocks of the
+ * processes disagree by that much), as its file may be deleted; the create then rolls back.
+ */
+export async function adoptUpload(tx: Tx, key: string): Promise<void> {
+  if (!(await adoptPendingUpload(tx, key))) throw new UploadDiscardedError(key);
+}
+
+/**
+ * After a failed create, the file is deleted at once and then forgotten, unless a task owns it
+ * after all (a create whose commit went through but whose reply was lost). If the delete fails the
+ * claimed record stays and maintenance deletes the file later, so the visitor still gets the
+ * create's own answer.
  */
 export async function discardUpload(deps: UploadDeps, key: string, logger: Pick<FastifyBaseLogger, 'warn'>): Promise<void> {
   try {
+    if (!(await claimPendingUpload(deps.db, key))) return;
     await deps.uploads.delete(key);
     await forgetPendingUploads(deps.db, [key]);
   } catch (err) {

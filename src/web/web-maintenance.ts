@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import { deleteExpiredFiles } from '../storage/delete-files.ts';
 import { retentionBatch } from '../store/maintenance-repository.ts';
-import { findPendingUploads, forgetPendingUploads } from '../store/pending-uploads-repository.ts';
+import { claimPendingUploads, forgetPendingUploads } from '../store/pending-uploads-repository.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
 import { purgeSignUpAttempts } from '../store/sign-up-attempts-repository.ts';
 import { purgeSignInAttempts } from '../store/web-accounts-repository.ts';
@@ -65,7 +65,9 @@ function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number):
 /** Likewise for uploads still pending past the grace period: their record is what finds them. */
 function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number): Promise<number> {
   return deleteExpiredFiles({
-    find: (after) => findPendingUploads(deps.db, recordedBefore, after),
+    // Claimed (and committed) before any file goes, so a request still holding the upload cannot
+    // adopt it after its file is deleted: its create is refused instead.
+    find: (after) => claimPendingUploads(deps.db, recordedBefore, after),
     batch: retentionBatch,
     idOf: (upload) => upload.uploadKey,
     keysOf: (upload) => [upload.uploadKey],

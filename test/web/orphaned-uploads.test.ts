@@ -5,12 +5,13 @@ import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { createAccount, findAccount, grantCredits } from '../../src/store/accounts-repository.ts';
 import { claimNextTask, failTask } from '../../src/store/task-queue.ts';
 import { createTask } from '../../src/store/tasks-repository.ts';
 import { findTaskSource } from '../../src/store/web-tasks-repository.ts';
 import { DiskUploadStore } from '../../src/storage/upload-store.ts';
-import { adoptUpload, discardUpload, storeUpload } from '../../src/web/uploads.ts';
+import { adoptUpload, discardUpload, storeUpload, UploadDiscardedError } from '../../src/web/uploads.ts';
 import { pendingUploadGraceMs, runWebMaintenance } from '../../src/web/web-maintenance.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { fixtureImage } from '../support/image-server.ts';
@@ -21,12 +22,31 @@ const hourMs = 3_600_000;
 const photo = { name: 'toy.png', data: fixtureImage('am-gt07.png'), type: 'image/png' };
 const fields = { subject: 'auto', precision: 'standard', output_format: 'png', image_url: '' };
 
-/** The real disk store, except that the keys in failOnce fail their next delete. */
+/**
+ * The real disk store, except that the keys in failOnce fail their next delete, and a delete of a
+ * key in `held` waits until the test lets it go (a bucket's round trip, stretched at will).
+ */
 class FlakyUploadStore extends DiskUploadStore {
   readonly failOnce = new Set<string>();
+  readonly held = new Map<string, { reached: () => void; release: Promise<void> }>();
   override async delete(key: string): Promise<void> {
     if (this.failOnce.delete(key)) throw new Error(`simulated S3 503 SlowDown for ${key}`);
+    const hold = this.held.get(key);
+    if (hold) {
+      hold.reached();
+      await hold.release;
+    }
     await super.delete(key);
+  }
+
+  /** Holds the next delete of key; resolves `reached` when it starts, and waits for `release()`. */
+  hold(key: string): { reached: Promise<void>; release: () => void } {
+    let reached!: () => void;
+    let release!: () => void;
+    const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
+    const releasePromise = new Promise<void>((resolve) => (release = resolve));
+    this.held.set(key, { reached, release: releasePromise });
+    return { reached: reachedPromise, release };
   }
 }
 
@@ -51,6 +71,7 @@ describeEachEngine('uploads no task came to own', (engine) => {
   afterEach(async () => {
     await server.db.deleteFrom('pending_uploads').execute();
     uploads.failOnce.clear();
+    uploads.held.clear();
     warnings.length = 0;
   });
 
@@ -156,10 +177,66 @@ describeEachEngine('uploads no task came to own', (engine) => {
     const input = { image_url: `${server.url}/app/uploads/${key}`, subject: 'auto', precision: 'standard', output_format: 'png' } as const;
     await assert.rejects(
       createTask(server.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 1, onCreate: (tx) => adoptUpload(tx, key) }),
-      /deleted as an orphan/,
+      UploadDiscardedError,
     );
     const tasks = await server.db.selectFrom('tasks').select('id').where('account_id', '=', account.id).execute();
     assert.deepEqual(tasks, [], 'the create rolled back');
     assert.equal((await findAccount(server.db, account.id))?.creditsAvailable, 1);
+  });
+
+  test('a task cannot adopt an upload that maintenance has claimed but whose file it is still deleting', async () => {
+    const t0 = Date.now();
+    const key = await storeUpload({ db: server.db, uploads }, photo.data, t0);
+    const hold = uploads.hold(key);
+    const sweep = maintain(t0 + pendingUploadGraceMs + 1);
+    await hold.reached;
+
+    const account = await createAccount(server.db, { email: uniqueEmail(), plan: 'free', credits: 1 });
+    const input = { image_url: `${server.url}/app/uploads/${key}`, subject: 'auto', precision: 'standard', output_format: 'png' } as const;
+    await assert.rejects(
+      createTask(server.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 1, onCreate: (tx) => adoptUpload(tx, key) }),
+      UploadDiscardedError,
+      'the claim was committed before the file began to go',
+    );
+    hold.release();
+    assert.equal((await sweep).orphanedUploads, 1);
+    assert.equal(await stored(key), false);
+    assert.deepEqual(await server.db.selectFrom('tasks').select('id').where('account_id', '=', account.id).execute(), []);
+  });
+
+  test('a create whose task was committed after all keeps its upload when the route cleans up after it', async () => {
+    const key = await storeUpload({ db: server.db, uploads }, photo.data);
+    const account = await createAccount(server.db, { email: uniqueEmail(), plan: 'free', credits: 1 });
+    const input = { image_url: `${server.url}/app/uploads/${key}`, subject: 'auto', precision: 'standard', output_format: 'png' } as const;
+    await createTask(server.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 1, onCreate: (tx) => adoptUpload(tx, key) });
+    // As after a commit whose reply was lost: the route saw an error and discards the upload.
+    await discardUpload({ db: server.db, uploads }, key, logger);
+    assert.equal(await stored(key), true, 'the task owns it');
+    assert.deepEqual(warnings, []);
+  });
+
+  test('the remove form answers 409 and asks for the file again when maintenance took its upload first', async () => {
+    const { client, accountId } = await signedUp(1);
+    const folder = path.join(server.dataDir, 'uploads');
+    const before = fs.readdirSync(folder).sort();
+    // As when maintenance runs on a clock an hour or more ahead: each upload is claimed as soon as it is recorded.
+    if (engine === 'sqlite') {
+      await sql`create trigger claim_at_once after insert on pending_uploads begin update pending_uploads set claimed_at = new.created_at where upload_key = new.upload_key; end`.execute(server.db);
+    } else {
+      await sql`create function claim_at_once() returns trigger language plpgsql as $$ begin new.claimed_at := new.created_at; return new; end $$`.execute(server.db);
+      await sql`create trigger claim_at_once before insert on pending_uploads for each row execute function claim_at_once()`.execute(server.db);
+    }
+    try {
+      const { response, body } = await client.post('/app/removals', fields, photo);
+      assert.equal(response.status, 409);
+      assert.match(body, /The upload took too long and was discarded\. Choose the file again\./);
+    } finally {
+      await sql`drop trigger claim_at_once${sql.raw(engine === 'postgres' ? ' on pending_uploads' : '')}`.execute(server.db);
+      if (engine === 'postgres') await sql`drop function claim_at_once()`.execute(server.db);
+    }
+    assert.deepEqual(await server.db.selectFrom('tasks').select('id').where('account_id', '=', accountId).execute(), [], 'no task was made');
+    assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 1, 'nothing was reserved');
+    assert.deepEqual(fs.readdirSync(folder).sort(), before, 'the upload was deleted at once');
+    assert.deepEqual(await pendingKeys(), []);
   });
 });

@@ -11,6 +11,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('pending_uploads')
     .addColumn('upload_key', 'text', (c) => c.primaryKey())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
+    // Set when a sweep (or a failed create) takes the upload for deletion, before any file is
+    // deleted: from then on no task may adopt it, so a file is never deleted under a new task.
+    .addColumn('claimed_at', 'bigint')
     .execute();
 }
 

@@ -18,7 +18,7 @@ import { removePage } from '../pages/remove-page.ts';
 import { taskPage } from '../pages/task-page.ts';
 import { requireSignIn, signedInAccount, taskStatusRoute } from '../session.ts';
 import { webTaskStatus } from '../task-status.ts';
-import { adoptUpload, discardUpload, storeUpload } from '../uploads.ts';
+import { adoptUpload, discardUpload, storeUpload, UploadDiscardedError } from '../uploads.ts';
 
 const optionalText = z.preprocess((v) => {
   const value = first(v);
@@ -103,6 +103,10 @@ export function removalRoutes(ctx: WebContext) {
         return reply.redirect(`/app/tasks/${task.id}`, 303);
       } catch (err) {
         if (uploadKey) await discardUpload(ctx, uploadKey, request.log);
+        if (err instanceof UploadDiscardedError) {
+          request.log.warn({ err }, 'an upload was claimed as an orphan before its task was created');
+          return showForm(reply, account, 409, 'The upload took too long and was discarded. Choose the file again.');
+        }
         if (err instanceof ApiError && (err.code === 'insufficient_credits' || err.code === 'concurrency_limit')) {
           const hint = err.code === 'insufficient_credits' ? ' See Credits for how to get more.' : '';
           return showForm(reply, account, err.status, `${err.message}${hint}`, form.image_url);
