@@ -29,15 +29,18 @@ export async function takeSignUpAttempt(db: Db, allowance: SignUpAllowance, now 
     if (engineOf(db) === 'postgres') {
       await sql`select pg_advisory_xact_lock(hashtextextended(${`sign-up-ip:${allowance.ip}`}, 0))`.execute(tx);
     }
-    const inWindow = tx.selectFrom('sign_up_attempts').where('ip', '=', allowance.ip).where('created_at', '>', since);
-    const { n } = await inWindow.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const count = Number(n);
-    if (count >= allowance.limit) {
-      // The attempt whose ageing out brings the count below the limit: the oldest one, unless a
-      // lowered limit left more in the window than it now allows.
-      const row = await inWindow.select('created_at').orderBy('created_at').offset(count - allowance.limit).limit(1).executeTakeFirstOrThrow();
-      return { allowed: false, retryAt: Number(row.created_at) + allowance.windowMs };
-    }
+    // The attempt whose ageing out brings the count below the limit, if the limit is reached: the
+    // limit-th newest (the oldest one, unless a lowered limit left more in the window than it allows).
+    const row = await tx
+      .selectFrom('sign_up_attempts')
+      .select('created_at')
+      .where('ip', '=', allowance.ip)
+      .where('created_at', '>', since)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .offset(allowance.limit - 1)
+      .executeTakeFirst();
+    if (row) return { allowed: false, retryAt: Number(row.created_at) + allowance.windowMs };
     await tx.insertInto('sign_up_attempts').values({ id: `sua_${randomToken(20)}`, ip: allowance.ip, created_at: now }).execute();
     return { allowed: true };
   });

@@ -94,15 +94,22 @@ export async function takeSignInGuess(db: Db, allowance: GuessAllowance, now = D
 
 /**
  * 0 while fewer than `limit` failures are in the window; else the time of the failure whose ageing
- * out brings the count below the limit again (the oldest one when the count is at the limit).
+ * out brings the count below the limit again: the limit-th newest (the oldest one when the count is
+ * at the limit). One statement, so a success clearing the failures meanwhile cannot leave a count
+ * that no longer has its row.
  */
 async function lockedUntil(tx: Tx, column: 'email' | 'ip', value: string, limit: number, since: number): Promise<number> {
-  const failures = tx.selectFrom('sign_in_attempts').where(column, '=', value).where('succeeded', '=', 0).where('created_at', '>', since);
-  const { n } = await failures.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const count = Number(n);
-  if (count < limit) return 0;
-  const row = await failures.select('created_at').orderBy('created_at').offset(count - limit).limit(1).executeTakeFirstOrThrow();
-  return Number(row.created_at);
+  const row = await tx
+    .selectFrom('sign_in_attempts')
+    .select('created_at')
+    .where(column, '=', value)
+    .where('succeeded', '=', 0)
+    .where('created_at', '>', since)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .offset(limit - 1)
+    .executeTakeFirst();
+  return row ? Number(row.created_at) : 0;
 }
 
 /** The guess was right: it is recorded as a success, and that email's failures are cleared so its owner is not locked out by their own typos. */
