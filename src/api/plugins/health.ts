@@ -48,7 +48,8 @@ export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, che
 
   app.get('/metrics', quiet, async (request, reply) => {
     if (metricsToken !== undefined && !carriesToken(request, metricsToken)) {
-      request.log.warn('a /metrics request without the metrics token was refused');
+      // At info: scanners probe /metrics on public hosts, and a warning each time would flood the log.
+      request.log.info('a /metrics request without the metrics token was refused');
       return reply.code(401).header('WWW-Authenticate', 'Bearer realm="metrics"').type('text/plain').send('/metrics needs the metrics token: Authorization: Bearer <CUTOUT_METRICS_TOKEN>\n');
     }
     const body = await metrics.registry.metrics();
