@@ -21,6 +21,7 @@ import { removalRoutes } from './routes/removals.ts';
 import { taskMediaRoutes } from './routes/task-media.ts';
 import { cookieSecurity, loadSession } from './session.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
+import { isClientAbort } from '../api/plugins/client-abort.ts';
 
 // Resolves to src/web/assets both from src/web (tsx) and from dist/web (the build).
 const assetsDir = path.join(import.meta.dirname, '../../src/web/assets');
@@ -67,6 +68,10 @@ export function webApp(api: ApiContext) {
       if (err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET') {
         request.log.info({ code: err.code }, 'CSRF check failed');
         return send(403, 'Form expired', 'This form was not sent from a current page of this site. Go back, reload the page and try again.');
+      }
+      if (isClientAbort(err, request)) {
+        request.log.info({ code: 'client_closed' }, 'The client closed the connection before the request body arrived.');
+        return send(400, 'Request not accepted', 'The connection closed before the form arrived.');
       }
       if (err.code === 'FST_REQ_FILE_TOO_LARGE') {
         return send(413, 'File too large', `Images may be at most ${formatBytes(ctx.config.fetch.maxBytes)}.`);

@@ -7,6 +7,7 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
+import { goodPassword, uniqueEmail, WebClient } from '../web/web-client.ts';
 
 interface LogEntry {
   level: number;
@@ -47,35 +48,55 @@ before(async () => {
 });
 after(() => server.close());
 
-/** Sends the head of a create and part of its body, then cuts the connection as `cut` says. */
-function cutCreate(cut: (socket: net.Socket) => void): void {
+/** Sends a request's head and part of its body, then cuts the connection as `cut` says. */
+function cutRequest(partial: string, cut: (socket: net.Socket) => void): void {
   const { port } = new URL(server.url);
-  const socket = net.connect(Number(port), '127.0.0.1', () => {
-    socket.write(
-      `POST /api/v1/bg/removals HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
-        'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"image_url":',
-      () => cut(socket),
-    );
-  });
+  const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(partial, () => cut(socket)));
   socket.on('error', () => {});
   socket.resume();
 }
 
-for (const [how, cut] of [
+const apiCreate = () =>
+  `POST /api/v1/bg/removals HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+  'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"image_url":';
+
+/** The web app's upload form, signed in, cut a few KB into a photo announced at 100 KB. */
+async function webUpload(): Promise<string> {
+  const client = new WebClient(server.url);
+  await client.signUp(uniqueEmail(), goodPassword);
+  await client.get('/app/remove');
+  const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  const boundary = '----cut';
+  return (
+    `POST /app/removals HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n` +
+    `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 100000\r\n\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${client.csrf}\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="photo.png"\r\nContent-Type: image/png\r\n\r\n${'x'.repeat(2000)}`
+  );
+}
+
+const cuts = [
   ['closes its end of the connection', (socket: net.Socket) => socket.end()],
   ['resets the connection', (socket: net.Socket) => socket.resetAndDestroy()],
+] as const;
+
+for (const [route, partial] of [
+  ['an API create', async () => apiCreate()],
+  ["the web app's upload form", webUpload],
 ] as const) {
-  test(`a client that ${how} halfway through its body is logged at info as a refusal, not as an unhandled error`, async () => {
-    const from = logs.entries.length;
-    cutCreate(cut);
-    // Whichever the server logs about it first: the refusal, or an error.
-    const entry = await logs.next((e) => logs.entries.indexOf(e) >= from && (e.msg === closedMessage || e.level >= 50));
-    assert.equal(entry.msg, closedMessage);
-    assert.equal(entry.level, 30);
-    assert.equal(entry.code, 'invalid_request');
-    const res = await server.request('/api/v1/bg/removals', { key, ...createBody({ image_url: 'http://127.0.0.1:9/photo.jpg' }) });
-    assert.equal(res.status, 202, 'the server goes on serving');
-    const errors = logs.entries.slice(from).filter((e) => e.level >= 50);
-    assert.deepEqual(errors, [], 'nothing is logged as an error');
-  });
+  for (const [how, cut] of cuts) {
+    test(`a client that ${how} halfway through ${route} is logged at info as a refusal, not as an unhandled error`, async () => {
+      const request = await partial();
+      const from = logs.entries.length;
+      cutRequest(request, cut);
+      // Whichever the server logs about it first: the refusal, or an error.
+      const entry = await logs.next((e) => logs.entries.indexOf(e) >= from && (e.msg === closedMessage || e.level >= 50));
+      assert.equal(entry.msg, closedMessage);
+      assert.equal(entry.level, 30);
+      const res = await server.request('/api/v1/bg/removals', { key, ...createBody({ image_url: 'http://127.0.0.1:9/photo.jpg' }) });
+      assert.equal(res.status, 202, 'the server goes on serving');
+      const errors = logs.entries.slice(from).filter((e) => e.level >= 50);
+      assert.deepEqual(errors, [], 'nothing is logged as an error');
+    });
+  }
 }

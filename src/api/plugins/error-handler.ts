@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, apiErrors, type ApiErrorCode } from '../../domain/errors.ts';
+import { isClientAbort } from './client-abort.ts';
 import { describeValidationFailure } from './validation-message.ts';
 
 export function errorBody(code: ApiErrorCode, message: string, requestId: string) {
@@ -48,9 +49,8 @@ function translateFrameworkError(err: FastifyError, request: FastifyRequest): Ap
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('invalid_request', 'The request body is too large.');
   }
-  // The client closed the connection while its body was on the way: nobody is left to answer,
-  // and it is no fault of the server's, so it is logged as a refusal, not as an unhandled error.
-  if (err.code === 'ECONNRESET' && request.raw.readableAborted) {
+  // Nobody is left to answer, and it is no fault of the server's: logged as a refusal.
+  if (isClientAbort(err, request)) {
     return new ApiError('invalid_request', 'The client closed the connection before the request body arrived.');
   }
   if (err.statusCode === 400 && err instanceof SyntaxError) {
