@@ -53,8 +53,14 @@ export const envSchema = z.object({
   CUTOUT_WORKER_POLL_MS: int(10, 60_000).default(1000),
   CUTOUT_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),
   CUTOUT_METRICS_PORT: int(0, 65535).default(9464),
-  // Long enough that it cannot be guessed one scrape at a time.
-  CUTOUT_METRICS_TOKEN: z.string().min(16).optional(),
+  // Long enough that it cannot be guessed one scrape at a time, and made of the characters a bearer
+  // token may have (RFC 6750), so that one read from a file with its newline still matches.
+  CUTOUT_METRICS_TOKEN: z
+    .string()
+    .trim()
+    .min(16)
+    .regex(/^[A-Za-z0-9\-._~+/]+=*$/, 'letters, digits and - . _ ~ + / only (a bearer token), no spaces')
+    .optional(),
   CUTOUT_S3_BUCKET: z.string().min(3).optional(),
   CUTOUT_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   CUTOUT_S3_REGION: z.string().min(1).optional(),

@@ -45,6 +45,8 @@ test('a metrics token shorter than 16 characters is refused without being echoed
   assert.doesNotMatch(short.stderr, /scrape-me-now/);
   assert.equal(loadConfig({ CUTOUT_METRICS_TOKEN: 'scrape-me-now-please' }).metricsToken, 'scrape-me-now-please');
   assert.equal(loadConfig({}).metricsToken, undefined);
+  assert.equal(loadConfig({ CUTOUT_METRICS_TOKEN: 'scrape-me-now-please\n' }).metricsToken, 'scrape-me-now-please', 'read from a file, newline and all');
+  assert.throws(() => loadConfig({ CUTOUT_METRICS_TOKEN: 'correct horse battery staple' }), /CUTOUT_METRICS_TOKEN: .*no spaces/);
 });
 
 test('result URL lifetimes and other durations are bounded, the variable named', async () => {
