@@ -1,5 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import sharp from 'sharp';
 import { describeEachEngine } from '../support/engines.ts';
 import { startImageServer, type ImageServer } from '../support/image-server.ts';
@@ -89,4 +93,24 @@ describe('metrics behind CUTOUT_METRICS_TOKEN', () => {
     assert.equal((await server.request('/healthz')).status, 200);
     assert.equal((await server.request('/readyz')).status, 200);
   });
+});
+
+test('the probes log nothing below the process\'s own level: with LOG_LEVEL=error a failing readiness check prints no warning', async () => {
+  const lines: { level: number; msg: string }[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as { level: number; msg: string });
+      done();
+    },
+  });
+  const server = await startTestServer({}, { logger: pino({ level: 'error' }, stream) });
+  try {
+    fs.rmSync(path.join(server.dataDir, 'results'), { recursive: true, force: true });
+    const ready = await server.request('/readyz');
+    assert.equal(ready.status, 503);
+    assert.deepEqual(((await ready.json()) as { checks: Record<string, string> }).checks.storage, 'failing');
+    assert.deepEqual(lines.filter((l) => l.level < 50), []);
+  } finally {
+    await server.close();
+  }
 });

@@ -1,12 +1,18 @@
 // Liveness, readiness and metrics, served by API processes and by the worker's small port alike.
 // Not part of the v1 interface, so hidden from the OpenAPI description.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, LogLevel } from 'fastify';
 import type { Metrics } from '../../metrics.ts';
 
 export interface ReadinessCheck {
   name: string;
   check: () => Promise<void>;
+}
+
+const severity: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+function atLeastWarn(level: string): LogLevel {
+  return level in severity && severity[level as LogLevel] > severity.warn ? (level as LogLevel) : 'warn';
 }
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
@@ -26,8 +32,9 @@ function carriesToken(request: FastifyRequest, token: string): boolean {
  * The probes stay open, as orchestrators call them without credentials.
  */
 export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, checks: ReadinessCheck[], metricsToken: string | undefined): void {
-  // Probes and scrapes come every few seconds: their request lines would drown the log.
-  const quiet = { schema: { hide: true }, logLevel: 'warn' } as const;
+  // Probes and scrapes come every few seconds: their request lines would drown the log. A route's
+  // level replaces the process's, so it is never set below it (LOG_LEVEL=error stays error).
+  const quiet = { schema: { hide: true }, logLevel: atLeastWarn(app.log.level) } as const;
   app.get('/healthz', quiet, async () => ({ status: 'ok' }));
 
   app.get('/readyz', quiet, async (request, reply) => {
