@@ -59,6 +59,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       db,
       links: results.presigner ?? signer,
       downloads: results.downloads,
+      results: results.reader,
       uploads: results.uploads,
       signer,
       baseUrl: () => baseUrl,

@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DiskResultStore } from '../storage/disk-result-store.ts';
-import type { ResultLinks } from '../storage/result-store.ts';
+import type { ResultLinks, ResultReader } from '../storage/result-store.ts';
 import type { ResultUrlSigner } from '../storage/signed-url.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
 import type { ReadinessCheck } from './plugins/health.ts';
@@ -16,6 +16,8 @@ export interface ApiContext {
   links: ResultLinks;
   /** The local result folder the download route serves; undefined when results live in a bucket. */
   downloads: DiskResultStore | undefined;
+  /** Reads results back (the folder or the bucket) for the web app's history thumbnails. */
+  results: ResultReader;
   signer: ResultUrlSigner;
   /** Base of absolute URLs this service hands out: CUTOUT_PUBLIC_URL, else the bound address once listening. */
   baseUrl: () => string;

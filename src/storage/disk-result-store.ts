@@ -3,11 +3,11 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { isResultKey, type ResultStore } from './result-store.ts';
+import { isResultKey, type OpenResult, type ResultReader, type ResultStore } from './result-store.ts';
 import { writeFileAtomically } from './atomic-write.ts';
 
 /** An open result file: read it once (whole or one byte range), or close it unread. */
-export class StoredResult {
+export class StoredResult implements OpenResult {
   constructor(
     private readonly handle: fsp.FileHandle,
     readonly size: number,
@@ -24,7 +24,7 @@ export class StoredResult {
   }
 }
 
-export class DiskResultStore implements ResultStore {
+export class DiskResultStore implements ResultStore, ResultReader {
   constructor(private readonly dir: string) {
     fs.mkdirSync(dir, { recursive: true });
   }

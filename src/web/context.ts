@@ -1,7 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
-import type { DiskResultStore } from '../storage/disk-result-store.ts';
-import type { ResultLinks } from '../storage/result-store.ts';
+import type { ResultLinks, ResultReader } from '../storage/result-store.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
 import type { CreditOffer } from './credit-offers.ts';
 
@@ -11,8 +10,8 @@ export interface WebContext {
   db: Db;
   /** Download links for results: this service's signed route, or presigned bucket URLs. */
   links: ResultLinks;
-  /** The local result folder; undefined when results live in a bucket. */
-  downloads: DiskResultStore | undefined;
+  /** Where thumbnails read results from: the data folder, or the bucket when results live there. */
+  results: ResultReader;
   uploads: UploadStore;
   /** The service's own base URL, as in result links; never taken from a request's Host header. */
   baseUrl: () => string;

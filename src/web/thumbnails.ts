@@ -1,13 +1,15 @@
-// The history list's result thumbnails, for results on local disk. A result is full resolution
-// (up to CUTOUT_MAX_PIXELS) and the list asks for many thumbnails at once, on every view, while
-// in the default deployment the same process runs the model. So thumbnails are made one at a time
-// per process, and the few KB each one comes to are kept in memory, so a history page viewed
-// again reads and decodes nothing.
+// The history list's result thumbnails, made here from results on local disk or in the bucket: a
+// result is full resolution (up to CUTOUT_MAX_PIXELS, several MB), and the list shows 50 of them
+// at 96 pixels on every view, so the browser is never sent the full image to scale. The list asks
+// for many at once, while in the default deployment the same process runs the model. So
+// thumbnails are made one at a time per process, and the few KB each one comes to are kept in
+// memory, so a history page viewed again reads and decodes nothing (and costs no bucket egress).
 //
 // The cache knows nothing of tasks or accounts: the route checks the task row (its owner, and that
 // its result is not deleted) before asking for a thumbnail, on every request, hit or miss.
 import sharp from 'sharp';
-import type { StoredResult } from '../storage/disk-result-store.ts';
+import type { OpenResult } from '../storage/result-store.ts';
+import { StoreOutage } from './store-outage.ts';
 
 /** Pixels a side: the list shows thumbnails at 64 CSS pixels, sharp on 1.5× screens. */
 export const thumbnailSide = 96;
@@ -108,28 +110,48 @@ export function renderThumbnail(data: Buffer, maxPixels: number): Promise<Buffer
     .toBuffer();
 }
 
+/**
+ * The most bytes a result of `maxPixels` pixels can take; a larger one is refused by its size,
+ * before a byte of it is read. sharp's limitInputPixels would refuse it too, but only after the
+ * whole object had been downloaded and held. Results are 8-bit RGBA: 4 bytes a pixel and, in PNG,
+ * a filter byte a row (one a pixel at worst, for a one-pixel-wide image), which the service's
+ * deflater codes in at most 15 bits a byte (png-deflate.ts, blockBound): under 9.4 bytes a pixel.
+ * Lossless WebP codes a pixel's 4 channels in at most 15 bits each, 7.5 bytes. A real result is
+ * a small fraction of this bound; it stops an object that is no result of ours from being read.
+ */
+export function largestResultBytes(maxPixels: number): number {
+  return maxPixels * 10 + 64 * 1024;
+}
+
 /** What the module calls to decode; a test may wrap render to watch the decodes. */
 export const thumbnailDeps = { render: renderThumbnail };
 
 /** The process's one decode queue: every thumbnail made here waits its turn in it. */
 export const thumbnailQueue = new OneAtATime();
 
+/** The bucket's failures, shared by every thumbnail read from it in this process. */
+export const bucketOutage = new StoreOutage(30_000);
+
 const made = new ByteBoundedCache(thumbnailCacheBytes);
 
 export interface ThumbnailSource {
   /** The result's key: unique to one result of one task, so it names its thumbnail for good. */
   key: string;
-  open(): Promise<StoredResult | undefined>;
+  open(): Promise<OpenResult | undefined>;
   maxPixels: number;
-  /** Told when the file does not decode (damaged on disk); the thumbnail is then missing. */
+  /** Told when the result does not decode (damaged) or is too large to be one; it then has none. */
   onUndecodable(err: unknown): void;
+  /** Told when the store fails to give the result (an outage, a read error); it then has none. */
+  onUnreadable(err: unknown): void;
+  /** Where a failure of the store is remembered, for a store that fails for all results at once. */
+  outage?: StoreOutage;
 }
 
 /**
  * The thumbnail of a result whose task row the caller has just checked (owner, not deleted), or
- * undefined when its file is gone or does not decode. A cached one is answered without touching
- * the file: the row, not the file, is what says a result is still there, as everywhere else in the
- * app (retention deletes the file a moment before it marks the row).
+ * undefined when its result is gone, cannot be read or does not decode. A cached one is answered
+ * without touching the store: the row, not the file, is what says a result is still there, as
+ * everywhere else in the app (retention deletes the file a moment before it marks the row).
  */
 export async function thumbnailOf(source: ThumbnailSource): Promise<Buffer | undefined> {
   const cached = made.get(source.key);
@@ -138,19 +160,46 @@ export async function thumbnailOf(source: ThumbnailSource): Promise<Buffer | und
     // A request for the same result that queued behind the one that made it takes that one.
     const meanwhile = made.get(source.key);
     if (meanwhile) return meanwhile;
-    // Read inside the queue too: the file is as large as the thumbnail is small.
-    const file = await source.open();
-    if (!file) return undefined;
-    // Into one buffer of the file's size: collecting chunks and joining them would hold it twice.
-    const data = Buffer.allocUnsafe(file.size);
-    let length = 0;
-    for await (const chunk of file.read()) length += (chunk as Buffer).copy(data, length);
-    const thumbnail = await thumbnailDeps.render(data.subarray(0, length), source.maxPixels).catch((err: unknown) => {
+    // The store failed a moment ago (and that was logged): the requests queued behind that one
+    // (the rest of the history page) are not each made to wait for it to fail again.
+    if (source.outage?.ongoing) return undefined;
+    const data = await readWhole(source).catch((err: unknown) => {
+      source.outage?.began();
+      source.onUnreadable(err);
+      return undefined;
+    });
+    if (!data) return undefined;
+    const thumbnail = await thumbnailDeps.render(data, source.maxPixels).catch((err: unknown) => {
       source.onUndecodable(err);
       return undefined;
     });
-    // A damaged file is not remembered as missing: one put back in place shows again.
+    // A damaged result is not remembered as missing: one put back in place shows again.
     if (thumbnail) made.set(source.key, thumbnail);
     return thumbnail;
   });
+}
+
+/**
+ * The whole result, read inside the queue: it is as large as the thumbnail is small. Undefined
+ * when it is not there, or too large to be a result (told to onUndecodable: not the store's fault).
+ */
+async function readWhole(source: ThumbnailSource): Promise<Buffer | undefined> {
+  const file = await source.open();
+  if (!file) return undefined;
+  const limit = largestResultBytes(source.maxPixels);
+  if (file.size > limit) {
+    await file.close();
+    source.onUndecodable(new Error(`the result is ${file.size} bytes, more than one of at most ${source.maxPixels} pixels can take (${limit})`));
+    return undefined;
+  }
+  // Into one buffer of the result's size: collecting chunks and joining them would hold it twice.
+  const data = Buffer.allocUnsafe(file.size);
+  let length = 0;
+  try {
+    for await (const chunk of file.read()) length += (chunk as Buffer).copy(data, length);
+  } catch (err) {
+    await file.close().catch(() => undefined);
+    throw err;
+  }
+  return data.subarray(0, length);
 }

@@ -43,7 +43,7 @@ export function webApp(api: ApiContext) {
     config: api.config,
     db: api.db,
     links: api.links,
-    downloads: api.downloads,
+    results: api.results,
     onTaskCreated: api.onTaskCreated,
     uploads: api.uploads,
     baseUrl: api.baseUrl,

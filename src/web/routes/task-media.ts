@@ -2,14 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
 import { z } from 'zod';
-import { linkToResult } from '../../storage/result-store.ts';
 import { isUploadKey } from '../../storage/upload-store.ts';
 import { findTaskForAccount } from '../../store/tasks-repository.ts';
 import { uploadBelongsTo } from '../../store/web-tasks-repository.ts';
 import type { WebContext } from '../context.ts';
 import { errorPage, sendNotFound } from '../pages/auth-pages.ts';
 import { requireSignIn, signedInAccount } from '../session.ts';
-import { thumbnailOf } from '../thumbnails.ts';
+import { bucketOutage, thumbnailOf } from '../thumbnails.ts';
 
 const viewerMaxSide = 2048;
 
@@ -46,16 +45,17 @@ export function taskMediaRoutes(ctx: WebContext) {
       const task = await findTaskForAccount(ctx.db, id, account.id);
       // Before any cached thumbnail: the row says whose task it is and whether its result is kept.
       if (!task?.result_key || task.result_deleted_at !== null) return sendNotFound(reply);
-      // Results in a bucket are not read back through this process: the browser scales the full image.
-      if (!ctx.downloads) return reply.redirect((await linkToResult(ctx.links, task.result_key, task.finished_at, ctx.config.resultRetentionHours)).url);
-      const { downloads } = ctx;
       const resultKey = task.result_key;
       const thumbnail = await thumbnailOf({
         key: resultKey,
-        open: () => downloads.open(resultKey),
+        open: () => ctx.results.open(resultKey),
         maxPixels: ctx.config.maxPixels,
-        // A result damaged on disk: the list shows no thumbnail rather than failing the image request.
+        // A damaged result: the list shows no thumbnail rather than failing the image request.
         onUndecodable: (err) => request.log.warn({ err, taskId: task.id }, 'a result does not decode for its thumbnail'),
+        // Nor when the store fails: never a redirect to the full image, which is what this avoids.
+        onUnreadable: (err) => request.log.warn({ err, taskId: task.id }, 'a result could not be read for its thumbnail'),
+        // A bucket that fails fails for every result; a folder may fail one file and serve the next.
+        outage: ctx.config.s3 ? bucketOutage : undefined,
       });
       if (!thumbnail) return sendNotFound(reply);
       return reply.header('Cache-Control', 'private, max-age=3600').type('image/webp').send(thumbnail);
