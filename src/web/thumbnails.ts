@@ -129,6 +129,13 @@ export const thumbnailDeps = { render: renderThumbnail };
 /** The process's one decode queue: every thumbnail made here waits its turn in it. */
 export const thumbnailQueue = new OneAtATime();
 
+/**
+ * Thumbnails waiting their turn at most; past that a request is answered "busy" at once. One
+ * history page asks for at most 50, so this is a few pages' worth: enough for real use, while a
+ * script asking for thousands cannot make every later view wait behind it.
+ */
+export const thumbnailMaxWaiting = 200;
+
 /** The bucket's failures, shared by every thumbnail read from it in this process. */
 export const bucketOutage = new StoreOutage(30_000);
 
@@ -145,6 +152,8 @@ export interface ThumbnailSource {
   onUnreadable(err: unknown): void;
   /** Where a failure of the store is remembered, for a store that fails for all results at once. */
   outage?: StoreOutage;
+  /** True once nobody waits for the answer (the browser left the page): its turn is skipped. */
+  abandoned(): boolean;
 }
 
 /**
@@ -153,13 +162,16 @@ export interface ThumbnailSource {
  * without touching the store: the row, not the file, is what says a result is still there, as
  * everywhere else in the app (retention deletes the file a moment before it marks the row).
  */
-export async function thumbnailOf(source: ThumbnailSource): Promise<Buffer | undefined> {
+export async function thumbnailOf(source: ThumbnailSource): Promise<Buffer | 'busy' | undefined> {
   const cached = made.get(source.key);
   if (cached) return cached;
+  if (thumbnailQueue.pending >= thumbnailMaxWaiting) return 'busy';
   return thumbnailQueue.run(async () => {
     // A request for the same result that queued behind the one that made it takes that one.
     const meanwhile = made.get(source.key);
     if (meanwhile) return meanwhile;
+    // A browser that left the history page has cancelled its image requests: no decode for them.
+    if (source.abandoned()) return undefined;
     // The store failed a moment ago (and that was logged): the requests queued behind that one
     // (the rest of the history page) are not each made to wait for it to fail again.
     if (source.outage?.ongoing) return undefined;

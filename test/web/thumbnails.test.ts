@@ -4,11 +4,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import pino from 'pino';
 import sharp from 'sharp';
 import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
-import { ByteBoundedCache, OneAtATime, thumbnailDeps, thumbnailQueue } from '../../src/web/thumbnails.ts';
+import { ByteBoundedCache, OneAtATime, thumbnailDeps, thumbnailMaxWaiting, thumbnailQueue } from '../../src/web/thumbnails.ts';
 import { Maintenance } from '../../src/worker/maintenance.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -21,6 +22,25 @@ interface Thumbnail {
   type: string | null;
   cacheControl: string | null;
   bytes: Buffer;
+}
+
+/** Holds every decode until `release()`, and counts the decodes that started. */
+function holdDecodes(): { started: number; release(): void; stop(): void } {
+  const render = thumbnailDeps.render;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const hold = { started: 0, release, stop: () => (thumbnailDeps.render = render) };
+  thumbnailDeps.render = async (data, maxPixels) => {
+    hold.started++;
+    await released;
+    return render(data, maxPixels);
+  };
+  return hold;
+}
+
+/** Resolves once `condition` holds, checking on each turn of the event loop. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Counts the real sharp decodes the module makes, and how many ever ran at once. */
@@ -158,6 +178,62 @@ describeEachEngine('result thumbnails', (engine) => {
     assert.equal(theirs.status, 404);
     assert.notEqual(theirs.type, 'image/webp');
     assert.equal((await thumbnail(new WebClient(server.url), taskId)).status, 303, 'signed out: sent to sign in');
+  });
+
+  test('a thumbnail whose browser left before its turn is never decoded', async () => {
+    const client = await signedIn();
+    const first = await succeededTask(client, small);
+    const left = await succeededTask(client, small);
+    const hold = holdDecodes();
+    try {
+      const waiting = thumbnail(client, first.taskId);
+      await until(() => hold.started === 1);
+      // The second thumbnail's request waits its turn, then its browser goes away.
+      const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+      const { port } = new URL(server.url);
+      const socket = net.connect(Number(port), '127.0.0.1', () =>
+        socket.write(`GET /app/tasks/${left.taskId}/thumbnail HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n\r\n`),
+      );
+      socket.on('error', () => {});
+      await until(() => thumbnailQueue.pending === 1);
+      socket.destroy();
+      await new Promise((resolve) => socket.once('close', resolve));
+      hold.release();
+      assert.equal((await waiting).status, 200);
+      await until(() => thumbnailQueue.active === 0 && thumbnailQueue.pending === 0);
+      assert.equal(hold.started, 1, 'the abandoned one was skipped');
+    } finally {
+      hold.release();
+      hold.stop();
+    }
+  });
+
+  test(`past ${thumbnailMaxWaiting} thumbnails waiting, another is answered 503 at once`, async () => {
+    const client = await signedIn();
+    const { taskId } = await succeededTask(client, small);
+    const hold = holdDecodes();
+    try {
+      const first = thumbnail(client, taskId);
+      await until(() => hold.started === 1);
+      const queued = Array.from({ length: thumbnailMaxWaiting }, () => thumbnail(client, taskId));
+      await until(() => thumbnailQueue.pending === thumbnailMaxWaiting);
+      // Either it is answered at once, or it joins the queue (which the race then sees).
+      const extra = thumbnail(client, taskId);
+      let answered = false;
+      const joined = until(() => answered || thumbnailQueue.pending > thumbnailMaxWaiting).then(() => 'queued' as const);
+      const outcome = await Promise.race([extra, joined]);
+      answered = true;
+      if (outcome === 'queued') assert.fail('it must not wait behind the others');
+      assert.equal(outcome.status, 503);
+      hold.release();
+      await extra;
+      const answers = await Promise.all([first, ...queued]);
+      assert.ok(answers.every((a) => a.status === 200));
+      assert.equal(hold.started, 1, 'the ones that waited took the thumbnail the first one made');
+    } finally {
+      hold.release();
+      hold.stop();
+    }
   });
 
   test('many thumbnails of large results asked for at once are decoded one at a time', async () => {

@@ -56,7 +56,11 @@ export function taskMediaRoutes(ctx: WebContext) {
         onUnreadable: (err) => request.log.warn({ err, taskId: task.id }, 'a result could not be read for its thumbnail'),
         // A bucket that fails fails for every result; a folder may fail one file and serve the next.
         outage: ctx.config.s3 ? bucketOutage : undefined,
+        abandoned: () => request.raw.socket.destroyed,
       });
+      if (thumbnail === 'busy') {
+        return reply.code(503).header('Retry-After', '5').type('text/plain').send('Too many thumbnails are being made; try again shortly.\n');
+      }
       if (!thumbnail) return sendNotFound(reply);
       return reply.header('Cache-Control', 'private, max-age=3600').type('image/webp').send(thumbnail);
     });
