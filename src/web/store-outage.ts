@@ -6,18 +6,15 @@
 export class StoreOutage {
   private until = 0;
 
-  constructor(
-    private readonly pauseMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly pauseMs: number) {}
 
   /** True while reads are skipped after a failure. */
   get ongoing(): boolean {
-    return this.now() < this.until;
+    return Date.now() < this.until;
   }
 
   began(): void {
-    this.until = this.now() + this.pauseMs;
+    this.until = Date.now() + this.pauseMs;
   }
 
   /** Forgets the failure: the next read asks the store again. */

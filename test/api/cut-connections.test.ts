@@ -65,7 +65,7 @@ async function webUpload(): Promise<string> {
   const client = new WebClient(server.url);
   await client.signUp(uniqueEmail(), goodPassword);
   await client.get('/app/remove');
-  const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  const cookie = client.cookieHeader();
   const boundary = '----cut';
   return (
     `POST /app/removals HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n` +

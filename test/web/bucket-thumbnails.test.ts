@@ -8,11 +8,12 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import sharp from 'sharp';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
-import { bucketOutage, thumbnailDeps } from '../../src/web/thumbnails.ts';
+import { bucketOutage } from '../../src/web/thumbnails.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startTcpGate, type TcpGate } from '../support/tcp-gate.ts';
+import { fetchThumbnail, watchDecodes, type Thumbnail } from './thumbnail-requests.ts';
 import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
 
 const hourMs = 3_600_000;
@@ -23,25 +24,6 @@ interface Warning {
   msg: string;
   taskId?: string;
   err?: { message: string };
-}
-
-interface Thumbnail {
-  status: number;
-  type: string | null;
-  cacheControl: string | null;
-  location: string | null;
-  bytes: Buffer;
-}
-
-/** Counts the decodes the thumbnail module makes. */
-function countDecodes(): { decodes: number; stop(): void } {
-  const render = thumbnailDeps.render;
-  const count = { decodes: 0, stop: () => void (thumbnailDeps.render = render) };
-  thumbnailDeps.render = (data, pixels) => {
-    count.decodes++;
-    return render(data, pixels);
-  };
-  return count;
 }
 
 // The service reaches the bucket through a gate the outage tests shut; the tests themselves put
@@ -99,17 +81,7 @@ describeEachEngine('thumbnails of results in a bucket (s3rver on loopback)', (en
     return { taskId, resultKey };
   }
 
-  async function thumbnail(client: WebClient, taskId: string): Promise<Thumbnail> {
-    const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const response = await fetch(`${server.url}/app/tasks/${taskId}/thumbnail`, { headers: { cookie }, redirect: 'manual' });
-    return {
-      status: response.status,
-      type: response.headers.get('content-type'),
-      cacheControl: response.headers.get('cache-control'),
-      location: response.headers.get('location'),
-      bytes: Buffer.from(await response.arrayBuffer()),
-    };
-  }
+  const thumbnail = (client: WebClient, taskId: string) => fetchThumbnail(server.url, client, taskId);
 
   const warningsFor = (taskId: string) => warnings.filter((w) => w.taskId === taskId);
 
@@ -129,7 +101,7 @@ describeEachEngine('thumbnails of results in a bucket (s3rver on loopback)', (en
   test('a thumbnail asked for again is answered from memory: the object deleted from the bucket meanwhile, the same bytes come back', async () => {
     const client = await signedIn();
     const { taskId, resultKey } = await succeededTask(client, small);
-    const count = countDecodes();
+    const count = watchDecodes();
     try {
       const first = await thumbnail(client, taskId);
       assert.equal(first.status, 200);
@@ -228,7 +200,7 @@ describeEachEngine('thumbnails of results in a bucket (s3rver on loopback)', (en
     const client = await signedIn();
     // Over 10 bytes a pixel (plus headers) at CUTOUT_MAX_PIXELS: no PNG or WebP the service writes.
     const { taskId } = await succeededTask(client, randomBytes(maxPixels * 10 + 128 * 1024));
-    const count = countDecodes();
+    const count = watchDecodes();
     try {
       const answer = await thumbnail(client, taskId);
       assert.deepEqual([answer.status, answer.location], [404, null]);

@@ -22,7 +22,7 @@ async function clientWithEndedSession(formPage: string): Promise<WebClient> {
 }
 
 function postForm(client: WebClient, pathname: string, fields: Record<string, string>, referer?: string): Promise<Response> {
-  const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  const cookie = client.cookieHeader();
   return fetch(`${server.url}${pathname}`, {
     method: 'POST',
     headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...(referer ? { referer } : {}) },

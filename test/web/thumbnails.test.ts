@@ -9,66 +9,14 @@ import path from 'node:path';
 import pino from 'pino';
 import sharp from 'sharp';
 import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
-import { ByteBoundedCache, OneAtATime, thumbnailDeps, thumbnailMaxWaiting, thumbnailQueue } from '../../src/web/thumbnails.ts';
+import { ByteBoundedCache, OneAtATime, thumbnailMaxWaiting, thumbnailQueue } from '../../src/web/thumbnails.ts';
 import { Maintenance } from '../../src/worker/maintenance.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { fetchThumbnail, holdDecodes, until, watchDecodes } from './thumbnail-requests.ts';
 import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
 
 const hourMs = 3_600_000;
-
-interface Thumbnail {
-  status: number;
-  type: string | null;
-  cacheControl: string | null;
-  bytes: Buffer;
-}
-
-/** Holds every decode until `release()`, and counts the decodes that started. */
-function holdDecodes(): { started: number; release(): void; stop(): void } {
-  const render = thumbnailDeps.render;
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const hold = { started: 0, release, stop: () => (thumbnailDeps.render = render) };
-  thumbnailDeps.render = async (data, maxPixels) => {
-    hold.started++;
-    await released;
-    return render(data, maxPixels);
-  };
-  return hold;
-}
-
-/** Resolves once `condition` holds, checking on each turn of the event loop. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Counts the real sharp decodes the module makes, and how many ever ran at once. */
-function watchDecodes(): { decodes: number; peak: number; peakWaiting: number; stop(): void } {
-  const render = thumbnailDeps.render;
-  let running = 0;
-  const watch = {
-    decodes: 0,
-    peak: 0,
-    /** The most requests seen waiting in the queue while a decode started. */
-    peakWaiting: 0,
-    stop: () => {
-      thumbnailDeps.render = render;
-    },
-  };
-  thumbnailDeps.render = async (data, maxPixels) => {
-    running++;
-    watch.decodes++;
-    watch.peak = Math.max(watch.peak, running);
-    watch.peakWaiting = Math.max(watch.peakWaiting, thumbnailQueue.pending);
-    try {
-      return await render(data, maxPixels);
-    } finally {
-      running--;
-    }
-  };
-  return watch;
-}
 
 describeEachEngine('result thumbnails', (engine) => {
   let server: TestServer;
@@ -100,16 +48,7 @@ describeEachEngine('result thumbnails', (engine) => {
     return { taskId, file };
   }
 
-  async function thumbnail(client: WebClient, taskId: string): Promise<Thumbnail> {
-    const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const response = await fetch(`${server.url}/app/tasks/${taskId}/thumbnail`, { headers: { cookie }, redirect: 'manual' });
-    return {
-      status: response.status,
-      type: response.headers.get('content-type'),
-      cacheControl: response.headers.get('cache-control'),
-      bytes: Buffer.from(await response.arrayBuffer()),
-    };
-  }
+  const thumbnail = (client: WebClient, taskId: string) => fetchThumbnail(server.url, client, taskId);
 
   test('a thumbnail asked for again is served from memory, without reading the result file', async () => {
     const client = await signedIn();
@@ -189,7 +128,7 @@ describeEachEngine('result thumbnails', (engine) => {
       const waiting = thumbnail(client, first.taskId);
       await until(() => hold.started === 1);
       // The second thumbnail's request waits its turn, then its browser goes away.
-      const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+      const cookie = client.cookieHeader();
       const { port } = new URL(server.url);
       const socket = net.connect(Number(port), '127.0.0.1', () =>
         socket.write(`GET /app/tasks/${left.taskId}/thumbnail HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n\r\n`),

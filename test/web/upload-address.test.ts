@@ -34,7 +34,7 @@ test('an upload posted with a forged Host header stores the server URL in input.
   form.append('file', new Blob([new Uint8Array(await sharp({ create: { width: 40, height: 30, channels: 3, background: '#3c3' } }).png().toBuffer())], { type: 'image/png' }), 'a.png');
   const encoded = new Response(form);
   const body = Buffer.from(await encoded.arrayBuffer());
-  const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  const cookie = client.cookieHeader();
   const posted = await postWithHost(`${server.url}/app/removals`, 'attacker.example', { cookie, 'content-type': encoded.headers.get('content-type') ?? '' }, body);
   assert.equal(posted.status, 303);
   const taskId = posted.location?.split('/').pop() ?? '';

@@ -34,7 +34,7 @@ describeEachEngine('multipart bodies', (engine) => {
     const client = new WebClient(server.url);
     await client.signUp(uniqueEmail(), goodPassword);
     await client.get('/app/settings/keys');
-    const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const cookie = client.cookieHeader();
     const keys = await fetch(`${server.url}/app/settings/keys`, {
       method: 'POST',
       headers: { cookie },

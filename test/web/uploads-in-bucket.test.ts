@@ -64,7 +64,7 @@ test('a web upload is stored in the bucket and a worker with another data folder
   assert.deepEqual([meta.format, meta.channels], ['png', 4]);
 
   // The history thumbnail is made by the API process from the object, not the full image.
-  const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  const cookie = client.cookieHeader();
   const thumbnail = await fetch(`${server.url}/app/tasks/${taskId}/thumbnail`, { headers: { cookie }, redirect: 'manual' });
   assert.deepEqual([thumbnail.status, thumbnail.headers.get('content-type')], [200, 'image/webp']);
   const small = await sharp(Buffer.from(await thumbnail.arrayBuffer())).metadata();

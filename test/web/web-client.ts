@@ -22,8 +22,13 @@ export class WebClient {
     }
   }
 
+  /** The Cookie header this client sends, for requests made outside it (raw sockets, plain fetch). */
+  cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
   private headers(extra: Record<string, string> = {}): Record<string, string> {
-    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const cookie = this.cookieHeader();
     return { ...(cookie ? { cookie } : {}), ...extra };
   }
 

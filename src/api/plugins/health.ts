@@ -2,6 +2,7 @@
 // Not part of the v1 interface, so hidden from the OpenAPI description.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, LogLevel } from 'fastify';
+import pino from 'pino';
 import type { Metrics } from '../../metrics.ts';
 
 export interface ReadinessCheck {
@@ -9,10 +10,9 @@ export interface ReadinessCheck {
   check: () => Promise<void>;
 }
 
-const severity: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
-
 function atLeastWarn(level: string): LogLevel {
-  return level in severity && severity[level as LogLevel] > severity.warn ? (level as LogLevel) : 'warn';
+  const { values } = pino.levels;
+  return level === 'silent' || (values[level] ?? 0) > values.warn! ? (level as LogLevel) : 'warn';
 }
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
