@@ -1,6 +1,7 @@
 // The environment is read here once, validated, and passed down; nothing else reads process.env.
 import path from 'node:path';
 import { z } from 'zod';
+import { trustedProxiesSchema } from './trusted-proxies.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -26,6 +27,7 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CUTOUT_DATA_DIR: z.string().min(1).default('./data'),
   CUTOUT_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CUTOUT_TRUSTED_PROXIES: trustedProxiesSchema.optional(),
   CUTOUT_RATE_LIMIT_PER_MINUTE: int(1, maxInt32).default(120),
   CUTOUT_MAX_ACTIVE_TASKS: int(1, maxInt32).default(10),
   CUTOUT_ALLOW_PRIVATE_IMAGE_URLS: bool.default(false),
@@ -82,6 +84,8 @@ export interface Config {
   dataDir: string;
   /** Base of absolute URLs we hand out; when unset it is derived from the bound address at start. */
   publicUrl: string | undefined;
+  /** Unset: the client is the TCP peer, and X-Forwarded-* headers are not read. */
+  trustedProxies: Env['CUTOUT_TRUSTED_PROXIES'];
   rateLimitPerMinute: number;
   maxActiveTasks: number;
   allowPrivateImageUrls: boolean;
@@ -154,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     dataDir: path.resolve(e.CUTOUT_DATA_DIR),
     publicUrl: e.CUTOUT_PUBLIC_URL?.replace(/\/+$/, ''),
+    trustedProxies: e.CUTOUT_TRUSTED_PROXIES,
     rateLimitPerMinute: e.CUTOUT_RATE_LIMIT_PER_MINUTE,
     maxActiveTasks: e.CUTOUT_MAX_ACTIVE_TASKS,
     allowPrivateImageUrls: e.CUTOUT_ALLOW_PRIVATE_IMAGE_URLS,

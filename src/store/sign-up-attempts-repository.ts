@@ -5,6 +5,7 @@ import { randomToken } from '../domain/ids.ts';
 import { engineOf, inTransaction, type Db } from './database.ts';
 
 export interface SignUpAllowance {
+  /** The client's address as the limits count it (web/address-key.ts): an IPv6 client's is its /64. */
   ip: string;
   /** Sign-ups one address may make within the window. */
   limit: number;

@@ -52,6 +52,7 @@ export async function findCredentialsByEmail(db: Db, email: string): Promise<{ a
 
 export interface GuessAllowance {
   email: string;
+  /** The client's address as the limits count it (web/address-key.ts): an IPv6 client's is its /64. */
   ip: string;
   /** Failures one email may have within the window. */
   emailLimit: number;

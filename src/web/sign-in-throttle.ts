@@ -1,7 +1,9 @@
-// Brute-force protection: too many failed sign-ins for one email, or from one address, within
-// the window block further attempts (even with the right password) until old failures age out.
+// Brute-force protection: too many failed sign-ins for one email, or from one address (an IPv6
+// client's /64), within the window block further attempts (even with the right password) until old
+// failures age out.
 import type { Db } from '../store/database.ts';
 import { markSignInSucceeded, takeSignInGuess } from '../store/web-accounts-repository.ts';
+import { addressKey } from './address-key.ts';
 
 export const signInWindowMs = 15 * 60_000;
 /** One address may be a shared network, so it gets more room than one email. */
@@ -20,7 +22,7 @@ export class SignInThrottle {
   async guess(email: string, ip: string, now = Date.now()): Promise<Guess> {
     const outcome = await takeSignInGuess(
       this.db,
-      { email, ip, emailLimit: this.maxFailures, ipLimit: this.maxFailures * addressFactor, windowMs: signInWindowMs },
+      { email, ip: addressKey(ip), emailLimit: this.maxFailures, ipLimit: this.maxFailures * addressFactor, windowMs: signInWindowMs },
       now,
     );
     if (!outcome.allowed) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((outcome.retryAt - now) / 1000)) };

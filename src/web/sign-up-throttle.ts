@@ -1,7 +1,9 @@
-// Sign-ups per client address and hour. Each new account gets free credits, and a sign-up with a
-// taken email says so; without a limit a script could farm credits or test emails without end.
+// Sign-ups per client address (an IPv6 client's /64) and hour. Each new account gets free credits,
+// and a sign-up with a taken email says so; without a limit a script could farm credits or test
+// emails without end.
 import type { Db } from '../store/database.ts';
 import { takeSignUpAttempt } from '../store/sign-up-attempts-repository.ts';
+import { addressKey } from './address-key.ts';
 
 export const signUpWindowMs = 60 * 60_000;
 
@@ -15,7 +17,7 @@ export class SignUpThrottle {
   ) {}
 
   async take(ip: string, now = Date.now()): Promise<SignUpTurn> {
-    const outcome = await takeSignUpAttempt(this.db, { ip, limit: this.perHour, windowMs: signUpWindowMs }, now);
+    const outcome = await takeSignUpAttempt(this.db, { ip: addressKey(ip), limit: this.perHour, windowMs: signUpWindowMs }, now);
     if (outcome.allowed) return outcome;
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((outcome.retryAt - now) / 1000)) };
   }

@@ -2,10 +2,10 @@
 // address gets a few sign-ups an hour, however many arrive at once, on both databases.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { findAccountByEmail } from '../../src/store/accounts-repository.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUpFrom } from './from-address.ts';
 import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
 
 const limit = 3;
@@ -101,25 +101,3 @@ describeEachEngine('sign-up limit per address', (engine) => {
     assert.equal(made.length, limit);
   });
 });
-
-/** A sign-up sent from another loopback address, which the server sees as another client. */
-async function signUpFrom(baseUrl: string, localAddress: string, email: string): Promise<{ status: number; body: string }> {
-  const page = await request(`${baseUrl}/sign-up`, localAddress);
-  const cookie = (page.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ');
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
-  const body = new URLSearchParams({ _csrf: csrf, email, password: goodPassword }).toString();
-  return request(`${baseUrl}/sign-up`, localAddress, { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body);
-}
-
-function request(url: string, localAddress: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: body === undefined ? 'GET' : 'POST', headers, localAddress }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}

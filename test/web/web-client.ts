@@ -7,7 +7,11 @@ export class WebClient {
   readonly setCookies: string[] = [];
   csrf = '';
 
-  constructor(private readonly baseUrl: string) {}
+  /** `headers` go with every request: X-Forwarded-* as a reverse proxy in front would add them. */
+  constructor(
+    private readonly baseUrl: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
 
   private remember(response: Response): void {
     for (const header of response.headers.getSetCookie()) {
@@ -27,13 +31,13 @@ export class WebClient {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  private headers(extra: Record<string, string> = {}): Record<string, string> {
+  private requestHeaders(extra: Record<string, string> = {}): Record<string, string> {
     const cookie = this.cookieHeader();
-    return { ...(cookie ? { cookie } : {}), ...extra };
+    return { ...this.headers, ...(cookie ? { cookie } : {}), ...extra };
   }
 
   async get(pathname: string): Promise<{ response: Response; body: string }> {
-    const response = await fetch(`${this.baseUrl}${pathname}`, { headers: this.headers(), redirect: 'manual' });
+    const response = await fetch(`${this.baseUrl}${pathname}`, { headers: this.requestHeaders(), redirect: 'manual' });
     this.remember(response);
     const body = await response.text();
     const token = /name="_csrf" value="([^"]+)"/.exec(body);
@@ -57,7 +61,7 @@ export class WebClient {
       body = new URLSearchParams(all).toString();
       headers['content-type'] = 'application/x-www-form-urlencoded';
     }
-    const response = await fetch(`${this.baseUrl}${pathname}`, { method: 'POST', headers: this.headers(headers), body, redirect: 'manual' });
+    const response = await fetch(`${this.baseUrl}${pathname}`, { method: 'POST', headers: this.requestHeaders(headers), body, redirect: 'manual' });
     this.remember(response);
     const text = await response.text();
     const token = /name="_csrf" value="([^"]+)"/.exec(text);
