@@ -4,8 +4,14 @@
 // socket reports an IPv4 peer) is that IPv4 address.
 import ipaddr from 'ipaddr.js';
 
-/** `2001:db8:1:2::/64` for any address in that /64, `192.0.2.7` for 192.0.2.7 and ::ffff:192.0.2.7. */
-export function addressKey(ip: string): string {
+// Some load balancers (Azure Application Gateway by default) forward the visitor as address:port,
+// and a port is the client's to change: it must not give a new allowance.
+const withPort = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):\d{1,5}$/;
+
+/** `2001:db8:1:2::/64` for any address in that /64, `192.0.2.7` for 192.0.2.7, ::ffff:192.0.2.7 and 192.0.2.7:5678. */
+export function addressKey(forwarded: string): string {
+  const port = withPort.exec(forwarded);
+  const ip = port ? (port[1] ?? port[2] ?? forwarded) : forwarded;
   // An IPv4 address is kept as it is, and so is anything that is not an address: request.ip holds
   // one only when a trusted proxy forwarded it, and the limits must still count it.
   if (!ipaddr.IPv6.isValid(ip)) return ip;

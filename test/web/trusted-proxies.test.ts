@@ -53,6 +53,11 @@ describeEachEngine('behind a trusted proxy', (engine) => {
     assert.equal((await visitor.post('/sign-in', { email, password: goodPassword })).response.status, 303);
   });
 
+  test('a visitor forwarded as address:port is counted by its address, whatever port it comes from', async () => {
+    assert.deepEqual(await signUps(['203.0.113.40:50001', '203.0.113.40:50002', '203.0.113.40']), [303, 303, 429]);
+    assert.deepEqual(await signUps(['[2001:db8:7:7::1]:443', '[2001:db8:7:7::2]:444', '2001:db8:7:7::3']), [303, 303, 429]);
+  });
+
   test('a client that is not a trusted proxy cannot pick its address with X-Forwarded-For', async () => {
     const from = (forwardedFor: string) => signUpFrom(server.url, '127.0.0.2', uniqueEmail(), { 'x-forwarded-for': forwardedFor });
     assert.deepEqual([(await from('203.0.113.1')).status, (await from('203.0.113.2')).status, (await from('203.0.113.3')).status], [303, 303, 429]);
