@@ -1,6 +1,7 @@
 // Brute-force protection: too many failed sign-ins for one email, or from one address (an IPv6
 // client's /64), within the window block further attempts (even with the right password) until old
 // failures age out.
+import { retryAfterSeconds } from '../domain/retry-after.ts';
 import type { Db } from '../store/database.ts';
 import { markSignInSucceeded, takeSignInGuess } from '../store/web-accounts-repository.ts';
 import { addressKey } from './address-key.ts';
@@ -25,7 +26,7 @@ export class SignInThrottle {
       { email, ip: addressKey(ip), emailLimit: this.maxFailures, ipLimit: this.maxFailures * addressFactor, windowMs: signInWindowMs },
       now,
     );
-    if (!outcome.allowed) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((outcome.retryAt - now) / 1000)) };
+    if (!outcome.allowed) return { allowed: false, retryAfterSeconds: retryAfterSeconds(outcome.retryAt, now) };
     return { allowed: true, succeeded: () => markSignInSucceeded(this.db, { attemptId: outcome.attemptId, email }) };
   }
 }

@@ -1,6 +1,7 @@
 // Sign-ups per client address (an IPv6 client's /64) and hour. Each new account gets free credits,
 // and a sign-up with a taken email says so; without a limit a script could farm credits or test
 // emails without end.
+import { retryAfterSeconds } from '../domain/retry-after.ts';
 import type { Db } from '../store/database.ts';
 import { takeSignUpAttempt } from '../store/sign-up-attempts-repository.ts';
 import { addressKey } from './address-key.ts';
@@ -19,6 +20,6 @@ export class SignUpThrottle {
   async take(ip: string, now = Date.now()): Promise<SignUpTurn> {
     const outcome = await takeSignUpAttempt(this.db, { ip: addressKey(ip), limit: this.perHour, windowMs: signUpWindowMs }, now);
     if (outcome.allowed) return outcome;
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((outcome.retryAt - now) / 1000)) };
+    return { allowed: false, retryAfterSeconds: retryAfterSeconds(outcome.retryAt, now) };
   }
 }

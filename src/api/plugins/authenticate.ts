@@ -2,6 +2,7 @@
 // unauthenticated caller learns nothing about request validation.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors.ts';
+import { retryAfterSeconds } from '../../domain/retry-after.ts';
 import type { Account } from '../../store/accounts-repository.ts';
 import { authenticateApiKey } from '../../store/api-keys-repository.ts';
 import type { Db } from '../../store/database.ts';
@@ -32,7 +33,7 @@ export function authenticate(db: Db, limiter: RateLimit) {
     if (!found) throw new ApiError('invalid_api_key', 'Invalid API key: it is unknown or was deleted.');
 
     const decision = await limiter.hit(found.keyId);
-    const resetSeconds = Math.max(1, Math.ceil((decision.resetAt - Date.now()) / 1000));
+    const resetSeconds = retryAfterSeconds(decision.resetAt, Date.now());
     reply.header('X-RateLimit-Limit', String(decision.limit));
     reply.header('X-RateLimit-Remaining', String(decision.remaining));
     reply.header('X-RateLimit-Reset', String(Math.ceil(decision.resetAt / 1000)));
