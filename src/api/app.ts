@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomToken } from '../domain/ids.ts';
+import { trustedProxy } from '../trusted-proxies.ts';
 import type { ApiContext } from './context.ts';
 import { openApiDocument, publishComponents, transformRoute } from './openapi-document.ts';
 import { apiDescription } from './openapi-info.ts';
@@ -25,10 +26,10 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: 64 * 1024,
-    // request.ip (the per-address sign-up and sign-in limits), request.protocol (the session
-    // cookie's Secure) and request.host then come from X-Forwarded-* headers, but only on connections
-    // from these peers; links handed out never do (they are built on the public URL).
-    trustProxy: ctx.config.trustedProxies ?? false,
+    // request.ip (the per-address sign-up and sign-in limits) and request.protocol (the session
+    // cookie's Secure) then come from X-Forwarded-* headers, but only on connections from these
+    // peers; links handed out never do (they are built on the public URL).
+    trustProxy: ctx.config.trustedProxies ? trustedProxy(ctx.config.trustedProxies) : false,
     // Closing leaves connections to server.ts's close(): Fastify's default ('idle') would also cut a
     // request whose body is still arriving (Node counts its connection as idle).
     forceCloseConnections: false,

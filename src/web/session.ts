@@ -67,7 +67,9 @@ function formPage(request: FastifyRequest): string | undefined {
   const raw = request.headers.referer;
   if (!raw || !URL.canParse(raw)) return undefined;
   const referer = new URL(raw);
-  return referer.host === request.host ? `${referer.pathname}${referer.search}` : undefined;
+  // The Host header itself, not request.host: behind a trusted proxy that would be X-Forwarded-Host,
+  // which load balancers that do not set it (an AWS ALB) pass on from the visitor.
+  return referer.host === request.headers.host ? `${referer.pathname}${referer.search}` : undefined;
 }
 
 export function signedInAccount(request: FastifyRequest): Account {

@@ -74,16 +74,19 @@ test('the sign-ups per address and hour default to ten and must be a whole numbe
 
 test('CUTOUT_TRUSTED_PROXIES takes addresses, CIDR ranges and range names that Fastify accepts; anything else stops the start, naming it', async () => {
   assert.equal(loadConfig({}).trustedProxies, undefined);
-  const accepted = loadConfig({ CUTOUT_TRUSTED_PROXIES: ' 10.0.0.5 , 10.1.0.0/16,2001:db8::/48, ::1,::ffff:192.0.2.1, loopback,linklocal,uniquelocal' }).trustedProxies;
-  assert.deepEqual(accepted, ['10.0.0.5', '10.1.0.0/16', '2001:db8::/48', '::1', '::ffff:192.0.2.1', 'loopback', 'linklocal', 'uniquelocal']);
+  const accepted = loadConfig({ CUTOUT_TRUSTED_PROXIES: ' 10.0.0.5 , 10.1.0.0/16,2001:db8::/48, ::1, loopback,linklocal,uniquelocal' }).trustedProxies;
+  assert.deepEqual(accepted, ['10.0.0.5', '10.1.0.0/16', '2001:db8::/48', '::1', 'loopback', 'linklocal', 'uniquelocal']);
   assert.doesNotThrow(() => Fastify({ trustProxy: accepted }));
-  // "10.1" and "0x7f.0.0.1" are addresses to ipaddr.js, but not the ones they look like; a /0 trusts everyone.
-  for (const value of ['10.0.0.256', '10.1', '0x7f.0.0.1', '010.0.0.1', 'proxy.internal', 'localhost', '10.0.0.0/33', '10.0.0.0/0', '::/0', '2001:db8::/129', '10.0.0.0/08', '10.0.0.0/255.0.0.0', '10.0.0.0/8/8', '10.0.0.1,', '10.0.0.1,,10.0.0.2']) {
+  // "10.1" and "0x7f.0.0.1" are addresses to ipaddr.js, but not the ones they look like; a /0 trusts
+  // everyone, and so does ::ffff:0.0.0.0/96, an IPv4-mapped form of it.
+  const mapped = ['::ffff:192.0.2.1', '::ffff:0.0.0.0/96', '::ffff:0x7f.0.0.2', '::ffff:010.0.0.1', '::ffff:7f00:1', '::ffff:127.0.0.0/8', '::192.0.2.1'];
+  for (const value of [...mapped, '10.0.0.256', '10.1', '0x7f.0.0.1', '010.0.0.1', 'proxy.internal', 'localhost', '10.0.0.0/33', '10.0.0.0/0', '::/0', '2001:db8::/129', '10.0.0.0/08', '10.0.0.0/255.0.0.0', '10.0.0.0/8/8', '10.0.0.1,', '10.0.0.1,,10.0.0.2']) {
     assert.throws(() => loadConfig({ CUTOUT_TRUSTED_PROXIES: value }), /CUTOUT_TRUSTED_PROXIES: /, value);
   }
   const refused = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: dataDir, CUTOUT_TRUSTED_PROXIES: '127.0.0.1, nginx' });
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /CUTOUT_TRUSTED_PROXIES: "nginx" is not an IP address, a CIDR range .* \(got "127\.0\.0\.1, nginx"\)/);
+  assert.throws(() => loadConfig({ CUTOUT_TRUSTED_PROXIES: '::ffff:0.0.0.0/96' }), /write the IPv4 address or range itself/);
 });
 
 test('a blank value is unset, like an empty one: PORT=" " is the default port, not a random one', () => {

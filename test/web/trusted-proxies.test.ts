@@ -18,7 +18,7 @@ describeEachEngine('behind a trusted proxy', (engine) => {
   before(async () => {
     // Two sign-ups an hour, and one failed sign-in per email (so ten per address) in 15 minutes.
     server = await startTestServer(
-      { CUTOUT_TRUSTED_PROXIES: '127.0.0.1', CUTOUT_WEB_SIGN_UPS_PER_HOUR: '2', CUTOUT_WEB_SIGN_IN_MAX_FAILURES: '1' },
+      { CUTOUT_TRUSTED_PROXIES: '127.0.0.1, 198.51.100.0/24,2001:db8:ffff::/48', CUTOUT_WEB_SIGN_UPS_PER_HOUR: '2', CUTOUT_WEB_SIGN_IN_MAX_FAILURES: '1' },
       { engine },
     );
   });
@@ -58,6 +58,14 @@ describeEachEngine('behind a trusted proxy', (engine) => {
     assert.deepEqual(await signUps(['[2001:db8:7:7::1]:443', '[2001:db8:7:7::2]:444', '2001:db8:7:7::3']), [303, 303, 429]);
   });
 
+  test('an outer proxy that the next one forwards as address:port is still a listed proxy: visitors behind it keep their own allowances', async () => {
+    assert.deepEqual(
+      await signUps(['203.0.113.50, 198.51.100.1:443', '203.0.113.50, 198.51.100.1:50123', '203.0.113.51, 198.51.100.1:50124', '203.0.113.50, 198.51.100.1']),
+      [303, 303, 303, 429],
+    );
+    assert.deepEqual(await signUps(['2001:db8:50::1, [2001:db8:ffff::5]:443', '2001:db8:51::1, [2001:db8:ffff::5]:443', '2001:db8:51::2, [2001:db8:ffff::5]:444']), [303, 303, 303]);
+  });
+
   test('a client that is not a trusted proxy cannot pick its address with X-Forwarded-For', async () => {
     const from = (forwardedFor: string) => signUpFrom(server.url, '127.0.0.2', uniqueEmail(), { 'x-forwarded-for': forwardedFor });
     assert.deepEqual([(await from('203.0.113.1')).status, (await from('203.0.113.2')).status, (await from('203.0.113.3')).status], [303, 303, 429]);
@@ -76,25 +84,29 @@ describeEachEngine('behind a trusted proxy', (engine) => {
     assert.doesNotMatch(cookie, /; Secure/);
   });
 
-  test("the proxy's X-Forwarded-Host is the site's host: a form sent after the session ended comes back to its page", async () => {
-    const client = new WebClient(server.url, { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-host': 'cutout.example', 'x-forwarded-proto': 'https' });
+  test("a form sent after the session ended comes back to its page by the Host header; X-Forwarded-Host, which a load balancer may pass on from the visitor, counts for nothing", async () => {
+    const client = new WebClient(server.url, { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' });
     await client.signUp(uniqueEmail(), goodPassword);
     await client.get('/app/settings/keys');
     await server.db.deleteFrom('web_sessions').execute();
-    const sent = await fetch(`${server.url}/app/settings/keys`, {
-      method: 'POST',
-      headers: {
-        cookie: client.cookieHeader(),
-        'content-type': 'application/x-www-form-urlencoded',
-        referer: 'https://cutout.example/app/settings/keys',
-        'x-forwarded-for': '203.0.113.9',
-        'x-forwarded-host': 'cutout.example',
-      },
-      body: new URLSearchParams({ _csrf: client.csrf, name: 'late' }).toString(),
-      redirect: 'manual',
-    });
-    assert.equal(sent.status, 303);
-    assert.equal(sent.headers.get('location'), '/sign-in?next=%2Fapp%2Fsettings%2Fkeys');
+    const lateForm = (referer: string) =>
+      fetch(`${server.url}/app/settings/keys`, {
+        method: 'POST',
+        headers: {
+          cookie: client.cookieHeader(),
+          'content-type': 'application/x-www-form-urlencoded',
+          referer,
+          'x-forwarded-for': '203.0.113.9',
+          'x-forwarded-host': 'elsewhere.example',
+        },
+        body: new URLSearchParams({ _csrf: client.csrf, name: 'late' }).toString(),
+        redirect: 'manual',
+      });
+    const own = await lateForm(`${server.url}/app/settings/keys`);
+    assert.equal(own.status, 303);
+    assert.equal(own.headers.get('location'), '/sign-in?next=%2Fapp%2Fsettings%2Fkeys');
+    const forwarded = await lateForm('https://elsewhere.example/app/settings/keys');
+    assert.equal(forwarded.headers.get('location'), '/sign-in', 'the Referer is of the forwarded host, not of this one');
   });
 
   test("an upload's image URL is the server's own, whatever host and scheme the proxy forwards", async () => {
