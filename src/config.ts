@@ -54,6 +54,9 @@ export const envSchema = z.object({
   CUTOUT_DATABASE_POOL_SIZE: int(1, 1000).default(10),
   CUTOUT_WORKER_POLL_MS: int(10, 60_000).default(1000),
   CUTOUT_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),
+  // Node's own default, which Fastify turns off: room for the largest web upload (25 MB) at about
+  // 700 kbit/s, while a client that sends its body a byte at a time cannot hold a connection forever.
+  CUTOUT_REQUEST_TIMEOUT_SECONDS: int(1, 3600, 'one hour').default(300),
   CUTOUT_METRICS_PORT: int(0, 65535).default(9464),
   // Long enough that it cannot be guessed one scrape at a time, and made of the characters a bearer
   // token may have (RFC 6750), so that one read from a file with its newline still matches.
@@ -106,6 +109,8 @@ export interface Config {
   databasePoolSize: number;
   workerPollMs: number;
   shutdownGraceMs: number;
+  /** How long one request, its body included, may take to arrive. */
+  requestTimeoutMs: number;
   /** The worker process's health and metrics port. */
   metricsPort: number;
   /** Unset: /metrics is open, as Prometheus expects by default. */
@@ -187,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databasePoolSize: e.CUTOUT_DATABASE_POOL_SIZE,
     workerPollMs: e.CUTOUT_WORKER_POLL_MS,
     shutdownGraceMs: e.CUTOUT_SHUTDOWN_GRACE_SECONDS * 1000,
+    requestTimeoutMs: e.CUTOUT_REQUEST_TIMEOUT_SECONDS * 1000,
     metricsPort: e.CUTOUT_METRICS_PORT,
     metricsToken: e.CUTOUT_METRICS_TOKEN,
     s3: e.CUTOUT_S3_BUCKET === undefined ? undefined : s3Config(e, e.CUTOUT_S3_BUCKET),

@@ -33,6 +33,16 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
     // Closing leaves connections to server.ts's close(): Fastify's default ('idle') would also cut a
     // request whose body is still arriving (Node counts its connection as idle).
     forceCloseConnections: false,
+    // A request, its body included, must arrive within this; Fastify's default is no limit at all, so
+    // a client dribbling its body held its connection (and an upload's parser) for as long as it liked.
+    // Node's server must be built with it too: Fastify only sets it afterwards, and Node then cut a
+    // stalled body at the larger of the two values, or never when Fastify's is 0 (its default).
+    requestTimeout: ctx.config.requestTimeoutMs,
+    http: {
+      requestTimeout: ctx.config.requestTimeoutMs,
+      // Node looks for late requests on this interval (30 s by default): a timeout within a tenth of itself.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, ctx.config.requestTimeoutMs / 10)),
+    },
     // Refusals that come before any route or hook still answer in the Error body with a request id.
     frameworkErrors: answerRouterRefusal(ctx.authenticate),
     clientErrorHandler: answerClientError(newRequestId),
