@@ -9,7 +9,7 @@ import { trustedProxy } from '../trusted-proxies.ts';
 import type { ApiContext } from './context.ts';
 import { openApiDocument, publishComponents, transformRoute } from './openapi-document.ts';
 import { apiDescription } from './openapi-info.ts';
-import { answerClientError } from './plugins/client-errors.ts';
+import { answerClientError, rememberRequestId } from './plugins/client-errors.ts';
 import { registerErrorHandling } from './plugins/error-handler.ts';
 import { registerHealthRoutes } from './plugins/health.ts';
 import { answerRouterRefusal } from './plugins/router-refusals.ts';
@@ -55,6 +55,7 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
   // Callback style, not async, like every hook that runs for each request (see health.ts).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    rememberRequestId(request.raw, request.id);
     done();
   });
   registerErrorHandling(app);

@@ -21,7 +21,7 @@ import { removalRoutes } from './routes/removals.ts';
 import { taskMediaRoutes } from './routes/task-media.ts';
 import { cookieSecurity, loadSession } from './session.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
-import { isClientAbort } from '../api/plugins/client-abort.ts';
+import { clientAbort } from '../api/plugins/client-abort.ts';
 
 // Resolves to src/web/assets both from src/web (tsx) and from dist/web (the build).
 const assetsDir = path.join(import.meta.dirname, '../../src/web/assets');
@@ -69,7 +69,10 @@ export function webApp(api: ApiContext) {
         request.log.info({ code: err.code }, 'CSRF check failed');
         return send(403, 'Form expired', 'This form was not sent from a current page of this site. Go back, reload the page and try again.');
       }
-      if (isClientAbort(err, request)) {
+      const abort = clientAbort(err, request);
+      // Answered 408 and logged on the socket already (client-errors.ts), which is closed now.
+      if (abort === 'timed_out') return send(408, 'Request not accepted', 'The form did not arrive in time.');
+      if (abort === 'closed') {
         request.log.info({ code: 'client_closed' }, 'The client closed the connection before the request body arrived.');
         return send(400, 'Request not accepted', 'The connection closed before the form arrived.');
       }

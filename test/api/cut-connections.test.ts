@@ -4,38 +4,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { Writable } from 'node:stream';
 import pino from 'pino';
+import { LogCollector } from '../support/log-collector.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
 import { goodPassword, uniqueEmail, WebClient } from '../web/web-client.ts';
-
-interface LogEntry {
-  level: number;
-  msg: string;
-  code?: string;
-  reqId?: string;
-}
-
-/** Collects the server's log entries and tells a waiter when one it looks for arrives. */
-class LogCollector {
-  readonly entries: LogEntry[] = [];
-  private waiters: { match: (e: LogEntry) => boolean; resolve: (e: LogEntry) => void }[] = [];
-  readonly stream = new Writable({
-    write: (chunk: Buffer, _encoding, done) => {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        const entry = JSON.parse(line) as LogEntry;
-        this.entries.push(entry);
-        this.waiters = this.waiters.filter((w) => (w.match(entry) ? (w.resolve(entry), false) : true));
-      }
-      done();
-    },
-  });
-
-  next(match: (e: LogEntry) => boolean): Promise<LogEntry> {
-    const seen = this.entries.find(match);
-    return seen ? Promise.resolve(seen) : new Promise((resolve) => this.waiters.push({ match, resolve }));
-  }
-}
 
 const closedMessage = 'The client closed the connection before the request body arrived.';
 

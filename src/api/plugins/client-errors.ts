@@ -1,16 +1,28 @@
 // Requests Node's HTTP parser refuses never reach Fastify's routes or hooks: a header block over the
-// size limit, headers not finished in time, or bytes that are not HTTP (a control character in a
-// header, two Content-Length headers). They are answered on the socket in the Error body with a
-// request id of their own, logged, and keep the status Node would have sent; the code is
-// invalid_request, since each is a malformed request.
-import http from 'node:http';
+// size limit, a request not received within the request timeout, or bytes that are not HTTP (a
+// control character in a header, two Content-Length headers). They are answered on the socket in the
+// Error body, logged, and keep the status Node would have sent; the code is invalid_request, since
+// each is a malformed request. A request already under way (its body too slow) keeps its own request
+// id, so the line an operator finds by the id the client quotes names it.
+import http, { type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { markTimedOut } from './client-abort.ts';
 import { errorBody } from './error-handler.ts';
 
 interface ParserError extends Error {
   code?: string;
   reason?: string;
+}
+
+/** What Node keeps on a server socket: the request being parsed, and the response being written. */
+type ServerSocket = Socket & { parser?: { incoming?: IncomingMessage | null } | null; _httpMessage?: http.ServerResponse | null };
+
+const requestIds = new WeakMap<IncomingMessage, string>();
+
+/** For an onRequest hook: the id Fastify gave the request, for a refusal that comes while its body arrives. */
+export function rememberRequestId(raw: IncomingMessage, requestId: string): void {
+  requestIds.set(raw, requestId);
 }
 
 function statusAndMessage(err: ParserError): [number, string] {
@@ -28,15 +40,21 @@ function statusAndMessage(err: ParserError): [number, string] {
 
 /** Fastify's clientErrorHandler option; Fastify calls it with the server instance as `this`. */
 export function answerClientError(newRequestId: () => string) {
-  return function clientErrorHandler(this: FastifyInstance, err: ParserError, socket: Socket): void {
+  return function clientErrorHandler(this: FastifyInstance, err: ParserError, socket: ServerSocket): void {
     // A reset connection has nobody to answer.
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    const requestId = newRequestId();
+    const incoming = socket.parser?.incoming ?? undefined;
+    const requestId = (incoming && requestIds.get(incoming)) ?? newRequestId();
+    if (incoming && err.code === 'ERR_HTTP_REQUEST_TIMEOUT') markTimedOut(incoming);
     const [status, message] = statusAndMessage(err);
-    this.log.info({ reqId: requestId, code: 'invalid_request', status, parserError: err.code }, message);
-    // Bytes of an earlier response may be on their way on this connection; ours would corrupt them.
-    const pending = (socket as Socket & { _httpMessage?: http.ServerResponse })._httpMessage;
-    if (socket.writable && !pending?.headersSent) {
+    const request = incoming ? { method: incoming.method, url: incoming.url } : undefined;
+    this.log.info({ reqId: requestId, code: 'invalid_request', status, parserError: err.code, req: request }, message);
+    // A request under way whose response is gone from the socket has been answered (a redirect
+    // sent before its body was read); bytes of an earlier response may still be on their way. A
+    // second answer would follow or corrupt them.
+    const pending = socket._httpMessage;
+    const answered = incoming ? !pending || pending.headersSent : pending?.headersSent === true;
+    if (socket.writable && !answered) {
       const body = JSON.stringify(errorBody('invalid_request', message, requestId));
       socket.write(
         `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
