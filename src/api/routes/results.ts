@@ -69,6 +69,12 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         }
         // A 304 is sent without a payload, so Fastify adds neither Content-Type nor Content-Length.
         if (answer === 'not-modified') return reply.send(undefined as unknown as null);
+        // A download whose client stops reading (a laptop closed mid-download, a script that never
+        // reads) would hold its connection and open file for good: Node gives sockets no idle timeout.
+        // While the file streams, a socket on which nothing has moved for the request timeout is
+        // destroyed (Node's default when nobody listens for the timeout); a slow reader still moves.
+        // Once the response has finished, Node replaces it with the keep-alive timeout.
+        if (answer instanceof Readable) request.raw.socket.setTimeout(ctx.config.requestTimeoutMs);
         return reply.send(answer === 'empty' ? Readable.from([]) : answer);
       },
     );
