@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import pino from 'pino';
 import { LogCollector } from '../support/log-collector.ts';
+import { partialApiCreate, partialUpload } from '../support/partial-requests.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
 import { goodPassword, uniqueEmail, WebClient } from '../web/web-client.ts';
 
@@ -28,23 +29,12 @@ function cutRequest(partial: string, cut: (socket: net.Socket) => void): void {
   socket.resume();
 }
 
-const apiCreate = () =>
-  `POST /api/v1/bg/removals HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
-  'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"image_url":';
-
 /** The web app's upload form, signed in, cut a few KB into a photo announced at 100 KB. */
 async function webUpload(): Promise<string> {
   const client = new WebClient(server.url);
   await client.signUp(uniqueEmail(), goodPassword);
   await client.get('/app/remove');
-  const cookie = client.cookieHeader();
-  const boundary = '----cut';
-  return (
-    `POST /app/removals HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n` +
-    `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 100000\r\n\r\n` +
-    `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${client.csrf}\r\n` +
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="photo.png"\r\nContent-Type: image/png\r\n\r\n${'x'.repeat(2000)}`
-  );
+  return partialUpload(client);
 }
 
 const cuts = [
@@ -53,7 +43,7 @@ const cuts = [
 ] as const;
 
 for (const [route, partial] of [
-  ['an API create', async () => apiCreate()],
+  ['an API create', async () => partialApiCreate(key)],
   ["the web app's upload form", webUpload],
 ] as const) {
   for (const [how, cut] of cuts) {

@@ -7,6 +7,7 @@ import net from 'node:net';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { LogCollector } from '../support/log-collector.ts';
+import { partialApiCreate, partialUpload } from '../support/partial-requests.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { goodPassword, uniqueEmail, WebClient } from '../web/web-client.ts';
 
@@ -55,34 +56,21 @@ async function assertTimedOut({ answer, afterMs }: { answer: string; afterMs: nu
   assert.deepEqual(logs.entries.filter((e) => e.level >= 50), []);
 }
 
-/** A signed-in upload form whose photo, announced at 100 KB, stops after 2 KB. */
-async function stalledUpload(client: WebClient, boundary = '----slow'): Promise<string> {
-  return (
-    `POST /app/removals HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${client.cookieHeader()}\r\n` +
-    `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 100000\r\n\r\n` +
-    `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${client.csrf}\r\n` +
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="photo.png"\r\nContent-Type: image/png\r\n\r\n${'x'.repeat(2000)}`
-  );
-}
-
 test('a create whose JSON body stops arriving is answered 408 invalid_request and closed after the request timeout', waitAtMost, async () => {
-  const partial =
-    `POST /api/v1/bg/removals HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
-    'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"image_url":';
-  await assertTimedOut(await stalledRequest(partial), '/api/v1/bg/removals');
+  await assertTimedOut(await stalledRequest(partialApiCreate(key)), '/api/v1/bg/removals');
 });
 
 test('a web upload whose photo stops arriving midway is answered 408 and closed after the request timeout', waitAtMost, async () => {
   const client = new WebClient(server.url);
   await client.signUp(uniqueEmail(), goodPassword);
   await client.get('/app/remove');
-  await assertTimedOut(await stalledRequest(await stalledUpload(client)), '/app/removals');
+  await assertTimedOut(await stalledRequest(partialUpload(client)), '/app/removals');
 });
 
 test('an upload already answered (a signed-out visitor sent to sign in) gets no second answer when its body stalls: its connection just closes', waitAtMost, async () => {
   const signedOut = new WebClient(server.url);
   await signedOut.get('/sign-in');
-  const { answer } = await stalledRequest(await stalledUpload(signedOut));
+  const { answer } = await stalledRequest(partialUpload(signedOut));
   assert.match(answer, /^HTTP\/1\.1 303 /);
   assert.equal(answer.match(/^HTTP\/1\.1 /gm)?.length, 1, `one answer only, got:\n${answer}`);
 });

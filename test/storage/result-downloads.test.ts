@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
 import { loadSigningSecret, ResultUrlSigner } from '../../src/storage/signed-url.ts';
+import { openDescriptorsOnResult } from '../support/open-descriptors.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 // Resuming and revalidating downloads of a stored result, as download managers and browsers do.
@@ -102,12 +103,6 @@ test('HEAD gives the headers of the download and no body', async () => {
   assert.equal((await res.arrayBuffer()).byteLength, 0);
 });
 
-/** Descriptors this process holds open on a file of the results folder. */
-async function openDescriptorsOn(name: string): Promise<number> {
-  const links = await Promise.all((await fs.readdir('/proc/self/fd')).map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
-  return links.filter((target) => target.endsWith(`/results/${name}`)).length;
-}
-
 test('every answer that sends no bytes of the file closes it: 304, HEAD, 416 and an empty file', async () => {
   const empty = 'bgr_downloadsempty00001-1.png';
   await store.put(empty, Buffer.alloc(0));
@@ -127,8 +122,8 @@ test('every answer that sends no bytes of the file closes it: 304, HEAD, 416 and
   assert.equal(whole.status, 200);
   assert.equal(whole.headers.get('content-length'), '0');
   assert.equal((await whole.arrayBuffer()).byteLength, 0);
-  assert.equal(await openDescriptorsOn(key), 0);
-  assert.equal(await openDescriptorsOn(empty), 0);
+  assert.equal(await openDescriptorsOnResult(key), 0);
+  assert.equal(await openDescriptorsOnResult(empty), 0);
 });
 
 test('a result deleted by retention after its download began is still served whole', async () => {

@@ -3,11 +3,11 @@
 // and a file descriptor for as long as it liked.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
 import { loadSigningSecret, ResultUrlSigner } from '../../src/storage/signed-url.ts';
+import { openDescriptorsOnResult } from '../support/open-descriptors.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -22,12 +22,6 @@ before(async () => {
 });
 after(() => server.close());
 
-/** Descriptors this process holds open on the result. */
-async function openDescriptorsOnResult(): Promise<number> {
-  const links = await Promise.all((await fs.readdir('/proc/self/fd')).map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
-  return links.filter((target) => target.endsWith(`/results/${key}`)).length;
-}
-
 test('a download its client stops reading is closed after the request timeout, and so is its file', { timeout: 30_000 }, async () => {
   const serverSide = new Promise<net.Socket>((resolve) => server.app.server.once('connection', resolve));
   const client = net.connect(Number(url.port), '127.0.0.1', () => client.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`));
@@ -40,7 +34,7 @@ test('a download its client stops reading is closed after the request timeout, a
   if (!socket.destroyed) await new Promise((resolve) => socket.once('close', resolve));
   assert.ok(performance.now() - started >= 500, 'closed before the timeout');
   // The stream closes its file as the response is torn down; wait for that turn of the loop.
-  for (let turns = 0; turns < 100 && (await openDescriptorsOnResult()) > 0; turns++) await new Promise((resolve) => setImmediate(resolve));
-  assert.equal(await openDescriptorsOnResult(), 0);
+  for (let turns = 0; turns < 100 && (await openDescriptorsOnResult(key)) > 0; turns++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(await openDescriptorsOnResult(key), 0);
   client.destroy();
 });

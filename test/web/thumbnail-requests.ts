@@ -1,5 +1,6 @@
 // What the thumbnail tests share: asking for a task's thumbnail as its owner's browser would, and
 // watching (or holding) the decodes the thumbnail module makes.
+import assert from 'node:assert/strict';
 import { thumbnailDeps, thumbnailQueue } from '../../src/web/thumbnails.ts';
 import type { WebClient } from './web-client.ts';
 
@@ -67,4 +68,25 @@ export function watchDecodes(): { decodes: number; peak: number; peakWaiting: nu
     }
   };
   return watch;
+}
+
+/**
+ * Asks for a thumbnail, takes its result away with `removeResult`, and asks again: the second answer
+ * must be the same thumbnail, served from memory with a single decode between them. The first answer
+ * is returned for further checks.
+ */
+export async function assertServedFromMemory(ask: () => Promise<Thumbnail>, removeResult: () => unknown): Promise<Thumbnail> {
+  const watch = watchDecodes();
+  try {
+    const first = await ask();
+    assert.deepEqual([first.status, first.type, first.cacheControl], [200, 'image/webp', 'private, max-age=3600']);
+    await removeResult();
+    const again = await ask();
+    assert.deepEqual([again.status, again.type, again.cacheControl], [200, 'image/webp', 'private, max-age=3600']);
+    assert.ok(again.bytes.equals(first.bytes), 'the same thumbnail');
+    assert.equal(watch.decodes, 1);
+    return first;
+  } finally {
+    watch.stop();
+  }
 }

@@ -9,6 +9,9 @@ import type { FastifyError, FastifyRequest } from 'fastify';
 
 const timedOut = new WeakSet<IncomingMessage>();
 
+/** What a request cut at the request timeout is told, and logged as. */
+export const timedOutMessage = 'The request was not received in time.';
+
 /** For client-errors.ts: Node is cutting this request for not arriving within the request timeout. */
 export function markTimedOut(raw: IncomingMessage): void {
   timedOut.add(raw);

@@ -7,7 +7,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { markTimedOut } from './client-abort.ts';
+import { markTimedOut, timedOutMessage } from './client-abort.ts';
 import { errorBody } from './error-handler.ts';
 
 interface ParserError extends Error {
@@ -32,7 +32,7 @@ function statusAndMessage(err: ParserError): [number, string] {
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return [413, 'The chunk extensions of the request body are too large.'];
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [408, 'The request was not received in time.'];
+      return [408, timedOutMessage];
     default:
       return [400, `The HTTP request could not be parsed${err.reason ? `: ${err.reason}` : ''}.`];
   }

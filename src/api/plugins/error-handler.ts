@@ -2,7 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, apiErrors, type ApiErrorCode } from '../../domain/errors.ts';
-import { clientAbort } from './client-abort.ts';
+import { clientAbort, timedOutMessage } from './client-abort.ts';
 import { describeValidationFailure } from './validation-message.ts';
 
 export function errorBody(code: ApiErrorCode, message: string, requestId: string) {
@@ -62,7 +62,7 @@ function translateFrameworkError(err: FastifyError, request: FastifyRequest): Ap
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     // Answered 408 and logged on the socket already (client-errors.ts), which is closed now.
-    if (clientAbort(err, request) === 'timed_out') return reply.code(408).send(errorBody('invalid_request', 'The request was not received in time.', request.id));
+    if (clientAbort(err, request) === 'timed_out') return reply.code(408).send(errorBody('invalid_request', timedOutMessage, request.id));
     const apiError = err instanceof ApiError ? err : translateFrameworkError(err, request);
     if (apiError) return sendApiError(reply, request, apiError);
     request.log.error({ err }, 'unhandled error');
