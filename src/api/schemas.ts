@@ -61,13 +61,27 @@ export const bgRemovalSchema = z
 
 export type BgRemoval = z.infer<typeof bgRemovalSchema>;
 
+/**
+ * Characters of a header value as the client wrote them. Node hands header values over as Latin-1,
+ * one character per byte, so a key written in UTF-8 would count each accented letter two to four
+ * times; bytes that are not UTF-8 count one each, as Latin-1 characters.
+ */
+export function headerCharacters(value: string): number {
+  try {
+    return [...utf8.decode(Buffer.from(value, 'latin1'))].length;
+  } catch {
+    return value.length;
+  }
+}
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 export const idempotencyHeaderSchema = z.object({
   'idempotency-key': z
     .string()
     .min(1, 'Idempotency-Key must not be empty')
-    .max(128, 'Idempotency-Key must be at most 128 characters')
+    .refine((key) => headerCharacters(key) <= 128, 'Idempotency-Key must be at most 128 characters')
     .optional()
-    .describe('Optional, at most 128 characters, scoped to the account, kept for at least 24 hours.'),
+    .describe('Optional, at most 128 characters (a UTF-8 key counts its characters, not its bytes), scoped to the account, kept for at least 24 hours.'),
 });
 
 /** Error responses of a route, each documented with the codes it can carry. */

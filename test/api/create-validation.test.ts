@@ -97,6 +97,13 @@ describeEachEngine('POST /bg/removals validation', (engine) => {
   test('a bad output_format is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, output_format: 'jpg' })), /output_format must be one of png, webp/));
   test('an Idempotency-Key longer than 128 characters is refused', () =>
     expectInvalid({ headers: { 'content-type': 'application/json', 'idempotency-key': 'k'.repeat(129) }, body: JSON.stringify({ image_url: imageUrl }) }, /Idempotency-Key must be at most 128 characters/));
+  test('an Idempotency-Key of 128 accented letters sent as UTF-8 is accepted, and 129 are refused', async () => {
+    // fetch sends a header string's characters as bytes: this is the key's UTF-8 encoding on the wire.
+    const utf8Key = (letters: number) => Buffer.from('é'.repeat(letters)).toString('latin1');
+    const accepted = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: imageUrl }), headers: { 'content-type': 'application/json', 'idempotency-key': utf8Key(128) }, key });
+    assert.equal(accepted.status, 202, await accepted.text());
+    await expectInvalid({ headers: { 'content-type': 'application/json', 'idempotency-key': utf8Key(129) }, body: JSON.stringify({ image_url: imageUrl }) }, /Idempotency-Key must be at most 128 characters/);
+  });
   test('an empty Idempotency-Key is refused', () =>
     expectInvalid({ headers: { 'content-type': 'application/json', 'idempotency-key': '' }, body: JSON.stringify({ image_url: imageUrl }) }, /Idempotency-Key must not be empty/));
 

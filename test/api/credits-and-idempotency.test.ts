@@ -88,6 +88,15 @@ describeEachEngine('idempotency', (engine) => {
     assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 9);
   });
 
+  test('a key written in UTF-8 replays its task like any other', async () => {
+    const { key } = await server.account({ credits: 10 });
+    const utf8Key = Buffer.from('commande-été-😀'.repeat(8)).toString('latin1');
+    const first = (await (await post(server, key, { image_url: imageUrl }, utf8Key)).json()) as { id: string };
+    const again = await post(server, key, { image_url: imageUrl }, utf8Key);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(((await again.json()) as { id: string }).id, first.id);
+  });
+
   test('keys are scoped per account: another account may use the same key', async () => {
     const a = await server.account();
     const b = await server.account();
