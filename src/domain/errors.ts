@@ -55,9 +55,10 @@ export class TaskError extends Error {
 }
 
 /**
- * The service's own storage (the result store, or the store of web uploads) failed, unreachable or
- * refusing, for as long as a lease lasts. Not the task's fault: the attempt goes back to the queue, and the
- * task fails only when every allowed attempt met the same outage.
+ * The service's own storage (the result store, the store of web uploads, or the database a task's
+ * source is looked up in) failed, unreachable or refusing, for as long as a lease lasts. Not the
+ * task's fault: the attempt goes back to the queue, and the task fails only when every allowed
+ * attempt met the same outage.
  */
 export class StoreUnavailableError extends Error {
   constructor(

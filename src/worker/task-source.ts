@@ -8,7 +8,7 @@ import type { Db } from '../store/database.ts';
 import type { Task } from '../store/task-row.ts';
 import { findTaskSource } from '../store/web-tasks-repository.ts';
 import { downscaleToPixels } from '../vision/downscale.ts';
-import { retryStoreUntil, retryUntil } from './retry.ts';
+import { retryStoreUntil } from './retry.ts';
 
 export type SourceReader = (task: Task) => Promise<Buffer>;
 
@@ -17,8 +17,9 @@ export function createSourceReader(config: Config, db: Db, uploads: UploadStore,
   return async (task) => {
     // The one database read inside a task's work: an outage here (a dropped connection) is retried
     // for as long as a lease lasts, as the task's ending is (worker.ts), instead of failing a task
-    // whose image is fine. The multi-process test that cuts connections caught it failing one.
-    const source = await retryUntil(() => findTaskSource(db, task.id), Date.now() + config.leaseMs, onRetry);
+    // whose image is fine. The multi-process test that cuts connections caught it failing one. An
+    // outage longer than that (a failover) gives the attempt back, as one of our stores does.
+    const source = await retryStoreUntil('The database', () => findTaskSource(db, task.id), Date.now() + config.leaseMs, onRetry);
     let data: Buffer;
     if (source?.uploadKey) {
       const uploadKey = source.uploadKey;

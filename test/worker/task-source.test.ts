@@ -4,16 +4,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { openResults } from '../../src/storage/open-results.ts';
-import { createAccount } from '../../src/store/accounts-repository.ts';
+import { createAccount, listLedger } from '../../src/store/accounts-repository.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
-import { createTask } from '../../src/store/tasks-repository.ts';
+import { createTask, findTask } from '../../src/store/tasks-repository.ts';
 import { createSourceReader } from '../../src/worker/task-source.ts';
 import { StoreUnavailableError } from '../../src/domain/errors.ts';
 import { newUploadKey } from '../../src/storage/upload-store.ts';
 import { recordTaskSource } from '../../src/store/web-tasks-repository.ts';
+import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
+import { createTaskProcessor } from '../../src/worker/process-task.ts';
+import { Worker } from '../../src/worker/worker.ts';
 import { fixtureImage, startImageServer, type ImageServer } from '../support/image-server.ts';
+import { openTestStore } from '../support/engines.ts';
 import { startS3Server } from '../support/s3-server.ts';
 import { startTcpGate } from '../support/tcp-gate.ts';
 
@@ -88,5 +93,41 @@ test("an upload whose store does not answer is read once the store is back; a st
     results.close();
     await gate.close();
     await s3.close();
+  }
+});
+
+test("a database that stays away past the lease while a task's source is looked up ends the attempt, not the task", async () => {
+  // A store of its own: the task the first test left queued would be claimed first.
+  const own = await openTestStore('sqlite');
+  try {
+    const config = loadConfig({ CUTOUT_DATA_DIR: own.dataDir, CUTOUT_ALLOW_PRIVATE_IMAGE_URLS: 'true', CUTOUT_BOOTSTRAP: 'false', CUTOUT_LEASE_SECONDS: '5' });
+    const account = await createAccount(own.db, { email: 'source-outage@example.test', plan: 'paid', credits: 5 });
+    const { task } = await createTask(own.db, {
+      accountId: account.id,
+      input: { image_url: `${images.url}/fixtures/horse-279.png`, subject: 'auto', precision: 'standard', output_format: 'png' },
+      idempotencyKey: undefined,
+      maxActiveTasks: 10,
+    });
+    const results = new DiskResultStore(path.join(own.dataDir, 'results'));
+    const stores = openResults(config);
+    const noModel = { predict: () => Promise.reject(new Error('no source was read, so no model pass is made')) };
+    const worker = new Worker({
+      db: own.db,
+      logger: pino({ level: 'silent' }),
+      process: createTaskProcessor(config, noModel, results, createSourceReader(config, own.db, stores.uploads)),
+      results,
+      concurrency: 1,
+      leaseMs: config.leaseMs,
+      maxAttempts: 3,
+    });
+    // Out of reach for the lookup's retries, a lease long; the task's ending uses other tables.
+    await sql`alter table web_task_sources rename to web_task_sources_away`.execute(own.db);
+    assert.equal(await worker.runOnce(), true);
+    const after = await findTask(own.db, task.id);
+    assert.deepEqual({ status: after?.status, attempts: after?.attempts, error: after?.error_code }, { status: 'queued', attempts: 1, error: null });
+    assert.deepEqual((await listLedger(own.db, account.id)).filter((e) => e.taskId === task.id).map((e) => e.kind), ['reserve']);
+    stores.close();
+  } finally {
+    await own.close();
   }
 });
