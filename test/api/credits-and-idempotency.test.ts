@@ -115,6 +115,24 @@ describeEachEngine('idempotency', (engine) => {
     assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 49);
   });
 
+  test('concurrent creates with one key and two different bodies create one task: the same body gets it, the other 409', async () => {
+    const { key, accountId } = await server.account({ credits: 50 });
+    const bodies = Array.from({ length: 20 }, (_, i) => ({ image_url: imageUrl, output_format: i % 2 ? 'webp' : 'png' }));
+    const responses = await Promise.all(bodies.map((body) => post(server, key, body, 'contested')));
+    const answers = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as { id?: string; input?: { output_format: string }; error?: { code: string } } })));
+    const created = answers.filter((a) => a.status === 202);
+    const winner = created[0]?.body.input?.output_format;
+    assert.ok(winner);
+    assert.equal(new Set(created.map((a) => a.body.id)).size, 1, 'one task');
+    assert.deepEqual(
+      answers.map((a) => (a.status === 202 ? a.body.input?.output_format : a.body.error?.code)),
+      bodies.map((b) => (b.output_format === winner ? winner : 'idempotency_conflict')),
+    );
+    const reserves = (await listLedger(server.db, accountId)).filter((e) => e.kind === 'reserve');
+    assert.deepEqual(reserves.map((e) => e.taskId), [created[0]?.body.id]);
+    assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 49);
+  });
+
   test('a key is kept for 24 hours and forgotten after that', async () => {
     const { key } = await server.account({ credits: 10 });
     const original = (await (await post(server, key, { image_url: imageUrl }, 'daily')).json()) as { id: string };
