@@ -15,7 +15,8 @@ const requestIdHeader: Record<string, HeaderSchema> = {
 };
 
 // Sent by the API-key check (src/api/plugins/authenticate.ts) once the key is known, so on every
-// answer of a route that takes an API key except a 401.
+// answer of a route that takes an API key except a 401, and a 503, which may come before the key
+// could be looked up.
 const rateLimitHeaders: Record<string, HeaderSchema> = {
   'X-RateLimit-Limit': { type: 'integer', description: 'Requests allowed per minute for this API key.' },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current one-minute window.' },
@@ -23,7 +24,7 @@ const rateLimitHeaders: Record<string, HeaderSchema> = {
 };
 
 const retryAfterHeader: Record<string, HeaderSchema> = {
-  'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again (until the rate-limit window ends, or 5 for `concurrency_limit`).' },
+  'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again (until the rate-limit window ends, or 5 for `concurrency_limit` and `service_unavailable`).' },
 };
 
 const replayedHeader: Record<string, HeaderSchema> = {
@@ -46,8 +47,8 @@ export const transformRoute: SwaggerTransform = (route) => {
     response.headers = {
       ...response.headers,
       ...requestIdHeader,
-      ...(takesApiKey && status !== '401' ? rateLimitHeaders : {}),
-      ...(status === '429' ? retryAfterHeader : {}),
+      ...(takesApiKey && status !== '401' && status !== '503' ? rateLimitHeaders : {}),
+      ...(status === '429' || status === '503' ? retryAfterHeader : {}),
       ...(takesIdempotencyKey && status === '202' ? replayedHeader : {}),
     };
   }

@@ -22,6 +22,7 @@ import { taskMediaRoutes } from './routes/task-media.ts';
 import { cookieSecurity, loadSession } from './session.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
 import { clientAbort } from '../api/plugins/client-abort.ts';
+import { databaseOutageRetrySeconds, isDatabaseOutage } from '../store/database-outage.ts';
 
 // Resolves to src/web/assets both from src/web (tsx) and from dist/web (the build).
 const assetsDir = path.join(import.meta.dirname, '../../src/web/assets');
@@ -83,6 +84,11 @@ export function webApp(api: ApiContext) {
       if (err instanceof ZodError) return send(400, 'Request not accepted', 'The address has a parameter this page cannot use.');
       if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
         return send(err.statusCode, 'Request not accepted', err.message);
+      }
+      if (isDatabaseOutage(err)) {
+        request.log.error({ err }, 'database unavailable');
+        reply.header('Retry-After', String(databaseOutageRetrySeconds));
+        return send(503, 'Temporarily unavailable', `The service cannot reach its database just now. Try again in a few seconds; if it goes on, quote the request id ${request.id}.`);
       }
       request.log.error({ err }, 'unhandled web error');
       return send(500, 'Something went wrong', `An unexpected error occurred; quote the request id ${request.id} when reporting it.`);

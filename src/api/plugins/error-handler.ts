@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, apiErrors, type ApiErrorCode } from '../../domain/errors.ts';
+import { databaseOutageMessage, databaseOutageRetrySeconds, isDatabaseOutage } from '../../store/database-outage.ts';
 import { clientAbort, timedOutMessage } from './client-abort.ts';
 import { describeValidationFailure } from './validation-message.ts';
 
@@ -65,6 +66,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (clientAbort(err, request) === 'timed_out') return reply.code(408).send(errorBody('invalid_request', timedOutMessage, request.id));
     const apiError = err instanceof ApiError ? err : translateFrameworkError(err, request);
     if (apiError) return sendApiError(reply, request, apiError);
+    if (isDatabaseOutage(err)) {
+      request.log.error({ err }, 'database unavailable');
+      return sendError(reply, request, 'service_unavailable', databaseOutageMessage, { 'Retry-After': String(databaseOutageRetrySeconds) });
+    }
     request.log.error({ err }, 'unhandled error');
     return sendError(reply, request, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
   });

@@ -42,7 +42,7 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
             202: bgRemovalSchema.describe(
               'The task was queued (`status: "queued"`) and its credits reserved; or, with `Idempotent-Replayed: true`, the task an earlier request with the same `Idempotency-Key` created, in its current state, with no new charge.',
             ),
-            ...errorResponses(['invalid_request', 'invalid_api_key', 'insufficient_credits', 'api_access_required', 'idempotency_conflict', 'rate_limit_exceeded', 'concurrency_limit']),
+            ...errorResponses(['invalid_request', 'invalid_api_key', 'insufficient_credits', 'api_access_required', 'idempotency_conflict', 'rate_limit_exceeded', 'concurrency_limit', 'service_unavailable']),
           },
         },
       },
@@ -78,7 +78,7 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           params: z.object({ task_id: z.string().describe('The `id` of a task.') }),
           response: {
             200: bgRemovalSchema.describe('The task in its current state; a succeeded one with a freshly signed `output.url`.'),
-            ...errorResponses(['invalid_api_key', 'api_access_required', 'task_not_found', 'rate_limit_exceeded']),
+            ...errorResponses(['invalid_api_key', 'api_access_required', 'task_not_found', 'rate_limit_exceeded', 'service_unavailable']),
           },
         },
       },
