@@ -34,6 +34,13 @@ export function openResponse(url: URL, address: string, isAllowed: (ip: string) 
     });
     req.on('socket', (socket) => guardRemoteAddress(socket, url.hostname, address, isAllowed, (err) => req.destroy(err)));
     req.on('response', resolve);
+    // A 101 arrives as 'upgrade', never as 'response', and without a listener Node closes the
+    // socket and emits nothing at all: the download would wait forever, past its own deadline.
+    // Settled like any other status that is not an image.
+    req.on('upgrade', (res: http.IncomingMessage, socket: Socket) => {
+      socket.destroy();
+      resolve(res);
+    });
     req.on('error', reject);
     req.end();
   });
