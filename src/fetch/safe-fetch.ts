@@ -27,6 +27,9 @@ export interface FetchedImage {
 }
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
+// Only these carry the whole file: 204 and 205 have no body, a 206 is a slice of it (nothing asked
+// for a range), and the rest of 2xx are not a representation of the image at all.
+const imageStatuses = new Set([200, 203]);
 
 export async function fetchImage(url: string, options: FetchOptions): Promise<FetchedImage> {
   const deadline = new AbortController();
@@ -64,7 +67,7 @@ async function download(start: URL, options: FetchOptions, signal: AbortSignal):
       url = next;
       continue;
     }
-    if (status < 200 || status > 299) {
+    if (!imageStatuses.has(status)) {
       res.destroy();
       throw new TaskError('image_download_failed', `The image server answered with HTTP status ${status}.`);
     }

@@ -29,6 +29,8 @@ function failsWith(code: string, message?: RegExp) {
 before(async () => {
   server = await startRawHttpServer({
     // The connection is left open, as a server that really switched protocols would.
+    '/no-content': (socket) => void socket.end('HTTP/1.1 204 No Content\r\n\r\n'),
+    '/partial': (socket) => void socket.end('HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-3/4096\r\nContent-Length: 4\r\n\r\n\x89PNG'),
     '/switching': (socket) => void socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n'),
   });
 });
@@ -39,5 +41,13 @@ describe('a server that answers with something other than an image', () => {
   it('101 Switching Protocols fails at once with its status and lets go of the connection', { timeout: 10_000 }, async () => {
     await assert.rejects(fetchImage(`${server.origin}/switching`, options()), failsWith('image_download_failed', /HTTP status 101/));
     await server.allClosed();
+  });
+
+  it('204 No Content is image_download_failed with its status, not an empty image', async () => {
+    await assert.rejects(fetchImage(`${server.origin}/no-content`, options()), failsWith('image_download_failed', /HTTP status 204/));
+  });
+
+  it('206 Partial Content, unasked for, is image_download_failed rather than the first bytes taken for the image', async () => {
+    await assert.rejects(fetchImage(`${server.origin}/partial`, options()), failsWith('image_download_failed', /HTTP status 206/));
   });
 });
