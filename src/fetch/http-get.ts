@@ -10,7 +10,7 @@ import { pinnedLookup } from './pinned-address.ts';
 const requestHeaders = {
   accept: 'image/*',
   'user-agent': 'Cutout/1.0',
-  // The bytes are handed on as they arrive; ask servers not to compress what nobody will inflate.
+  // Images are compressed already; a server that compresses anyway is decoded (content-encoding.ts).
   'accept-encoding': 'identity',
 };
 
@@ -61,7 +61,7 @@ function sameAddress(a: string, b: string): boolean {
   return ipaddr.isValid(a) && ipaddr.isValid(b) && ipaddr.parse(a).toNormalizedString() === ipaddr.parse(b).toNormalizedString();
 }
 
-/** Reads the whole body, aborting the download as soon as it passes `maxBytes`. */
+/** Reads the whole body as sent (still encoded), aborting the download as soon as it passes `maxBytes`. */
 export async function readCapped(res: http.IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
   const declared = Number(res.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
@@ -88,6 +88,6 @@ export async function readCapped(res: http.IncomingMessage, maxBytes: number, si
   }
 }
 
-function tooLarge(maxBytes: number): TaskError {
+export function tooLarge(maxBytes: number): TaskError {
   return new TaskError('image_too_large', `The image is larger than the ${maxBytes}-byte download limit.`);
 }

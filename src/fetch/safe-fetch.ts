@@ -4,6 +4,7 @@
 import type http from 'node:http';
 import { TaskError } from '../domain/errors.ts';
 import { isPublicAddress, judgeUrl } from './address-policy.ts';
+import { decodeBody } from './content-encoding.ts';
 import { openResponse, readCapped } from './http-get.ts';
 import { pinAddress, systemResolve, type Resolver } from './pinned-address.ts';
 
@@ -71,7 +72,8 @@ async function download(start: URL, options: FetchOptions, signal: AbortSignal):
       res.destroy();
       throw new TaskError('image_download_failed', `The image server answered with HTTP status ${status}.`);
     }
-    const data = await readCapped(res, options.maxBytes, signal);
+    const body = await readCapped(res, options.maxBytes, signal);
+    const data = await decodeBody(res.headers['content-encoding'], body, options.maxBytes);
     return { data, contentType: res.headers['content-type'], finalUrl: url.href };
   }
 }

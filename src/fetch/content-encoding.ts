@@ -1,0 +1,47 @@
+// Undoes a Content-Encoding the server applied although the request asked for identity: a bucket
+// object stored with "Content-Encoding: gzip" is served compressed to every client, and browsers
+// show it, so refusing it would fail images that work everywhere else. The byte cap holds for the
+// decoded image too, and zlib stops as soon as its output passes the cap: a small compressed body
+// that expands to gigabytes (a decompression bomb) costs at most the cap in memory.
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { TaskError } from '../domain/errors.ts';
+import { tooLarge } from './http-get.ts';
+
+type Decoder = (data: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>;
+
+const gunzip: Decoder = promisify(zlib.gunzip);
+const inflate: Decoder = promisify(zlib.inflate);
+const inflateRaw: Decoder = promisify(zlib.inflateRaw);
+const brotliDecompress: Decoder = promisify(zlib.brotliDecompress);
+
+const decoders: Record<string, Decoder> = {
+  gzip: gunzip,
+  'x-gzip': gunzip,
+  // RFC 9110's deflate is zlib-wrapped, but servers also send bare deflate data, which browsers take.
+  deflate: (data, options) => (hasZlibHeader(data) ? inflate(data, options) : inflateRaw(data, options)),
+  br: brotliDecompress,
+};
+
+/** The body as the server meant it; throws a TaskError for an encoding it cannot undo or corrupt data. */
+export async function decodeBody(contentEncoding: string | undefined, body: Buffer, maxBytes: number): Promise<Buffer> {
+  const encoding = (contentEncoding ?? '').trim().toLowerCase();
+  if (encoding === '' || encoding === 'identity') return body;
+  // The header comes from the remote server: it is named in the message only when it is a plain token.
+  const named = /^[a-z0-9-]{1,32}$/.test(encoding) ? ` (${encoding})` : '';
+  const decode = decoders[encoding];
+  if (decode === undefined) {
+    throw new TaskError('image_download_failed', `The image server sent the image in a Content-Encoding the service cannot decode${named}.`);
+  }
+  try {
+    return await decode(body, { maxOutputLength: maxBytes });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes);
+    throw new TaskError('image_download_failed', `The image server sent a compressed body${named} that could not be decompressed.`);
+  }
+}
+
+function hasZlibHeader(data: Buffer): boolean {
+  const [cmf, flg] = data;
+  return cmf !== undefined && flg !== undefined && (cmf & 0x0f) === 8 && ((cmf << 8) | flg) % 31 === 0;
+}
