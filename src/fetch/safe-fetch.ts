@@ -92,9 +92,23 @@ function redirectTarget(res: http.IncomingMessage, from: URL): URL {
     throw new TaskError('image_download_failed', `The image server answered with a ${res.statusCode} redirect but no Location.`);
   }
   try {
-    return new URL(location, from);
+    return new URL(asUtf8(location), from);
   } catch {
     throw new TaskError('image_download_failed', 'The image server redirected to an invalid URL.');
+  }
+}
+
+// Node hands header values over as Latin-1, one character a byte, but a server that puts a raw
+// non-ASCII path in Location means UTF-8, as browsers read it: taken as Latin-1, "/café.png"
+// became "/cafÃ©.png", a page that does not exist. Bytes that are not UTF-8 stay Latin-1 characters.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function asUtf8(headerValue: string): string {
+  if (/^[\x00-\x7f]*$/.test(headerValue)) return headerValue;
+  try {
+    return utf8.decode(Buffer.from(headerValue, 'latin1'));
+  } catch {
+    return headerValue;
   }
 }
 

@@ -6,6 +6,7 @@ import { TaskError } from '../../src/domain/errors.ts';
 import { fetchImage, type FetchOptions } from '../../src/fetch/safe-fetch.ts';
 import { startRawHttpServer, type RawHttpServer } from './raw-http-server.ts';
 
+const image = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2, 3, 254, 255]);
 const onlyTestServer = (ip: string): boolean => ip === '127.0.0.1';
 const noDns = (): Promise<string[]> => Promise.reject(new Error('test: unexpected DNS lookup'));
 // Long enough that an answer arriving before it proves the download did not wait for the deadline.
@@ -31,6 +32,9 @@ before(async () => {
     // The connection is left open, as a server that really switched protocols would.
     '/no-content': (socket) => void socket.end('HTTP/1.1 204 No Content\r\n\r\n'),
     '/partial': (socket) => void socket.end('HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-3/4096\r\nContent-Length: 4\r\n\r\n\x89PNG'),
+    '/to-cafe': (socket) => void socket.end(Buffer.from('HTTP/1.1 302 Found\r\nLocation: /caf\u00c3\u00a9.png\r\nContent-Length: 0\r\n\r\n', 'latin1')),
+    '/caf%C3%A9.png': (socket) => void socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: ${image.length}\r\n\r\n`), image])),
+    '/to-latin1': (socket) => void socket.end(Buffer.from('HTTP/1.1 302 Found\r\nLocation: /caf\u00e9.png\r\nContent-Length: 0\r\n\r\n', 'latin1')),
     '/switching': (socket) => void socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n'),
   });
 });
@@ -49,5 +53,18 @@ describe('a server that answers with something other than an image', () => {
 
   it('206 Partial Content, unasked for, is image_download_failed rather than the first bytes taken for the image', async () => {
     await assert.rejects(fetchImage(`${server.origin}/partial`, options()), failsWith('image_download_failed', /HTTP status 206/));
+  });
+});
+
+describe('a redirect whose Location holds non-ASCII bytes', () => {
+  it('raw UTF-8 is read as UTF-8, as browsers read it, and the image at /café.png is fetched', async () => {
+    const got = await fetchImage(`${server.origin}/to-cafe`, options());
+    assert.deepEqual(got.data, image);
+    assert.equal(got.finalUrl, `${server.origin}/caf%C3%A9.png`);
+  });
+
+  it('bytes that are not UTF-8 are read as Latin-1 characters, so a Latin-1 é reaches /café.png as well', async () => {
+    const got = await fetchImage(`${server.origin}/to-latin1`, options());
+    assert.equal(got.finalUrl, `${server.origin}/caf%C3%A9.png`);
   });
 });
