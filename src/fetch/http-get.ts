@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { TaskError } from '../domain/errors.ts';
 import { forbiddenHost } from './address-policy.ts';
+import { bodyCutShort } from './download-failure.ts';
 import { pinnedLookup } from './pinned-address.ts';
 
 const requestHeaders = {
@@ -83,6 +84,10 @@ export async function readCapped(res: http.IncomingMessage, maxBytes: number, si
       chunks.push(chunk);
     }
     return Buffer.concat(chunks, total);
+  } catch (err) {
+    // The deadline's abort is left for the caller to name.
+    if (err instanceof TaskError || signal.aborted) throw err;
+    throw bodyCutShort(err);
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

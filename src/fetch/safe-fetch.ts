@@ -5,6 +5,7 @@ import type http from 'node:http';
 import { TaskError } from '../domain/errors.ts';
 import { isPublicAddress, judgeUrl } from './address-policy.ts';
 import { decodeBody } from './content-encoding.ts';
+import { connectionFailure } from './download-failure.ts';
 import { openResponse, readCapped } from './http-get.ts';
 import { pinAddress, systemResolve, type Resolver } from './pinned-address.ts';
 
@@ -114,13 +115,4 @@ function asUtf8(headerValue: string): string {
 
 function withoutHash(url: URL): string {
   return url.href.replace(/#.*$/, '');
-}
-
-// System error codes (ECONNREFUSED, CERT_HAS_EXPIRED, ...) are safe to show and help the client;
-// the error's message may carry internal detail, so it is left out.
-function connectionFailure(err: unknown): TaskError {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (code === 'ECONNREFUSED') return new TaskError('image_download_failed', 'The image server refused the connection.');
-  const detail = typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? ` (${code})` : '';
-  return new TaskError('image_download_failed', `The image could not be downloaded: the connection failed${detail}.`);
 }

@@ -35,6 +35,12 @@ before(async () => {
     '/to-cafe': (socket) => void socket.end(Buffer.from('HTTP/1.1 302 Found\r\nLocation: /caf\u00c3\u00a9.png\r\nContent-Length: 0\r\n\r\n', 'latin1')),
     '/caf%C3%A9.png': (socket) => void socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: ${image.length}\r\n\r\n`), image])),
     '/to-latin1': (socket) => void socket.end(Buffer.from('HTTP/1.1 302 Found\r\nLocation: /caf\u00e9.png\r\nContent-Length: 0\r\n\r\n', 'latin1')),
+    '/short-body': (socket) => void socket.end('HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 1000\r\n\r\n\x89PNG'),
+    '/short-chunks': (socket) => void socket.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n\x89PNG\r\n'),
+    '/bad-chunk': (socket) => void socket.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n\x89PNG\r\nzz\r\n'),
+    '/reset-mid-body': (socket) => void socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n\x89PNG', () => socket.resetAndDestroy()),
+    '/not-http': (socket) => void socket.end('<html>hello</html>\r\n\r\n'),
+    '/huge-head': (socket) => void socket.end(`HTTP/1.1 200 OK\r\nX-Padding: ${'a'.repeat(64 * 1024)}\r\n\r\n`),
     '/switching': (socket) => void socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n'),
   });
 });
@@ -66,5 +72,26 @@ describe('a redirect whose Location holds non-ASCII bytes', () => {
   it('bytes that are not UTF-8 are read as Latin-1 characters, so a Latin-1 é reaches /café.png as well', async () => {
     const got = await fetchImage(`${server.origin}/to-latin1`, options());
     assert.equal(got.finalUrl, `${server.origin}/caf%C3%A9.png`);
+  });
+});
+
+describe('a server that breaks HTTP', () => {
+  for (const [route, what] of [
+    ['/short-body', 'closes before its Content-Length is reached'],
+    ['/short-chunks', 'closes before the last chunk'],
+    ['/bad-chunk', 'sends a chunk size that is not hexadecimal'],
+    ['/reset-mid-body', 'resets the connection mid-body'],
+  ]) {
+    it(`a body that ${what} is image_download_failed saying the image broke off`, async () => {
+      await assert.rejects(fetchImage(`${server.origin}${route}`, options()), failsWith('image_download_failed', /broke off before the whole image arrived/));
+    });
+  }
+
+  it('an answer that is not HTTP at all is image_download_failed saying so', async () => {
+    await assert.rejects(fetchImage(`${server.origin}/not-http`, options()), failsWith('image_download_failed', /not valid HTTP \(HPE_[A-Z_]+\)/));
+  });
+
+  it('a 64 KB header section is refused at Node\'s 16 KB limit as not valid HTTP', async () => {
+    await assert.rejects(fetchImage(`${server.origin}/huge-head`, options()), failsWith('image_download_failed', /not valid HTTP \(HPE_HEADER_OVERFLOW\)/));
   });
 });
