@@ -6,6 +6,7 @@ import { TaskError } from '../domain/errors.ts';
 import { isPublicAddress, judgeUrl } from './address-policy.ts';
 import { decodeBody } from './content-encoding.ts';
 import { connectionFailure } from './download-failure.ts';
+import { refuseNonImage } from './not-an-image.ts';
 import { openResponse, readCapped } from './http-get.ts';
 import { pinAddress, systemResolve, type Resolver } from './pinned-address.ts';
 
@@ -75,6 +76,7 @@ async function download(start: URL, options: FetchOptions, signal: AbortSignal):
     }
     const body = await readCapped(res, options.maxBytes, signal);
     const data = await decodeBody(res.headers['content-encoding'], body, options.maxBytes);
+    refuseNonImage(res.headers['content-type'], data);
     return { data, contentType: res.headers['content-type'], finalUrl: url.href };
   }
 }

@@ -41,6 +41,9 @@ before(async () => {
     '/reset-mid-body': (socket) => void socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n\x89PNG', () => socket.resetAndDestroy()),
     '/not-http': (socket) => void socket.end('<html>hello</html>\r\n\r\n'),
     '/huge-head': (socket) => void socket.end(`HTTP/1.1 200 OK\r\nX-Padding: ${'a'.repeat(64 * 1024)}\r\n\r\n`),
+    '/page': (socket) => void socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 52\r\n\r\n\n  <!doctype html><html><body><img src=a.png></html>'),
+    '/mislabelled': (socket) => void socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: ${image.length}\r\n\r\n`), image])),
+    '/empty': (socket) => void socket.end('HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 0\r\n\r\n'),
     '/switching': (socket) => void socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n'),
   });
 });
@@ -48,6 +51,19 @@ before(async () => {
 after(() => server.close());
 
 describe('a server that answers with something other than an image', () => {
+  it('a web page is unsupported_image saying it is a page and not the image', async () => {
+    await assert.rejects(fetchImage(`${server.origin}/page`, options()), failsWith('unsupported_image', /web page \(HTML\), not to an image file/));
+  });
+
+  it('an image served as text/html is still the image', async () => {
+    const got = await fetchImage(`${server.origin}/mislabelled`, options());
+    assert.deepEqual(got.data, image);
+  });
+
+  it('an empty 200 is unsupported_image saying the body was empty', async () => {
+    await assert.rejects(fetchImage(`${server.origin}/empty`, options()), failsWith('unsupported_image', /empty body/));
+  });
+
   it('101 Switching Protocols fails at once with its status and lets go of the connection', { timeout: 10_000 }, async () => {
     await assert.rejects(fetchImage(`${server.origin}/switching`, options()), failsWith('image_download_failed', /HTTP status 101/));
     await server.allClosed();
