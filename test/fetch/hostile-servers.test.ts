@@ -2,6 +2,7 @@
 // each must end in a task error the client can act on, and never in a download that hangs.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
 import { TaskError } from '../../src/domain/errors.ts';
 import { fetchImage, type FetchOptions } from '../../src/fetch/safe-fetch.ts';
 import { startRawHttpServer, type RawHttpServer } from './raw-http-server.ts';
@@ -27,6 +28,14 @@ function failsWith(code: string, message?: RegExp) {
   };
 }
 
+// Sends `start`, then a byte every 10 ms for as long as the client listens: each read sees progress,
+// so only a deadline for the whole download ends it.
+function trickle(socket: Socket, start: string): void {
+  socket.write(start);
+  const timer = setInterval(() => socket.write('a'), 10);
+  socket.on('close', () => clearInterval(timer));
+}
+
 before(async () => {
   server = await startRawHttpServer({
     // The connection is left open, as a server that really switched protocols would.
@@ -44,6 +53,8 @@ before(async () => {
     '/page': (socket) => void socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 52\r\n\r\n\n  <!doctype html><html><body><img src=a.png></html>'),
     '/mislabelled': (socket) => void socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: ${image.length}\r\n\r\n`), image])),
     '/empty': (socket) => void socket.end('HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 0\r\n\r\n'),
+    '/trickled-head': (socket) => trickle(socket, 'HTTP/1.1 200 OK\r\nX-Slow: '),
+    '/trickled-body': (socket) => trickle(socket, 'HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n'),
     '/switching': (socket) => void socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n'),
   });
 });
@@ -110,4 +121,16 @@ describe('a server that breaks HTTP', () => {
   it('a 64 KB header section is refused at Node\'s 16 KB limit as not valid HTTP', async () => {
     await assert.rejects(fetchImage(`${server.origin}/huge-head`, options()), failsWith('image_download_failed', /not valid HTTP \(HPE_HEADER_OVERFLOW\)/));
   });
+});
+
+describe('a server that keeps sending, slowly', () => {
+  for (const route of ['/trickled-head', '/trickled-body']) {
+    it(`${route.slice(1)}: a byte every 10 ms does not keep the download alive past its deadline`, async () => {
+      const started = performance.now();
+      await assert.rejects(fetchImage(`${server.origin}${route}`, options({ timeoutMs: 300 })), failsWith('image_download_failed', /timed out after 300 ms/));
+      const elapsed = performance.now() - started;
+      assert.ok(elapsed < 1500, `gave up after ${elapsed} ms`);
+      await server.allClosed();
+    });
+  }
 });
