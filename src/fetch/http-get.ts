@@ -6,7 +6,7 @@ import ipaddr from 'ipaddr.js';
 import { TaskError } from '../domain/errors.ts';
 import { forbiddenHost } from './address-policy.ts';
 import { bodyCutShort } from './download-failure.ts';
-import { pinnedLookup } from './pinned-address.ts';
+import { pinnedLookup, type PinnedAddresses } from './pinned-address.ts';
 
 const requestHeaders = {
   accept: 'image/*',
@@ -17,9 +17,9 @@ const requestHeaders = {
 
 /**
  * Sends the request and resolves with the response head. The URL's own hostname stays in the Host
- * header and TLS servername; only the socket's destination comes from `address`.
+ * header and TLS servername; only the socket's destination comes from `addresses`.
  */
-export function openResponse(url: URL, address: string, isAllowed: (ip: string) => boolean, signal: AbortSignal): Promise<http.IncomingMessage> {
+export function openResponse(url: URL, addresses: PinnedAddresses, isAllowed: (ip: string) => boolean, signal: AbortSignal): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
     const req = client.request({
@@ -28,12 +28,12 @@ export function openResponse(url: URL, address: string, isAllowed: (ip: string) 
       path: `${url.pathname}${url.search}`,
       method: 'GET',
       headers: requestHeaders,
-      lookup: pinnedLookup(address),
+      lookup: pinnedLookup(addresses),
       // A pooled socket may have been opened for another answer; every hop gets a fresh one.
       agent: false,
       signal,
     });
-    req.on('socket', (socket) => guardRemoteAddress(socket, url.hostname, address, isAllowed, (err) => req.destroy(err)));
+    req.on('socket', (socket) => guardRemoteAddress(socket, url.hostname, addresses, isAllowed, (err) => req.destroy(err)));
     req.on('response', resolve);
     // A 101 arrives as 'upgrade', never as 'response', and without a listener Node closes the
     // socket and emits nothing at all: the download would wait forever, past its own deadline.
@@ -49,10 +49,10 @@ export function openResponse(url: URL, address: string, isAllowed: (ip: string) 
 
 // Defence in depth: the lookup above already pins the address, so a mismatch means something
 // between here and the kernel resolved on its own. Runs before the request bytes are flushed.
-function guardRemoteAddress(socket: Socket, host: string, pinned: string, isAllowed: (ip: string) => boolean, fail: (err: Error) => void): void {
+function guardRemoteAddress(socket: Socket, host: string, pinned: string[], isAllowed: (ip: string) => boolean, fail: (err: Error) => void): void {
   const check = (): void => {
     const remote = socket.remoteAddress;
-    if (remote === undefined || !sameAddress(remote, pinned) || !isAllowed(remote)) fail(forbiddenHost(host));
+    if (remote === undefined || !pinned.some((address) => sameAddress(remote, address)) || !isAllowed(remote)) fail(forbiddenHost(host));
   };
   if (socket.connecting) socket.prependOnceListener('connect', check);
   else check();

@@ -8,7 +8,7 @@ import { decodeBody } from './content-encoding.ts';
 import { connectionFailure } from './download-failure.ts';
 import { refuseNonImage } from './not-an-image.ts';
 import { openResponse, readCapped } from './http-get.ts';
-import { pinAddress, systemResolve, type Resolver } from './pinned-address.ts';
+import { pinAddresses, systemResolve, type Resolver } from './pinned-address.ts';
 
 export interface FetchOptions {
   maxBytes: number;
@@ -57,8 +57,8 @@ async function download(start: URL, options: FetchOptions, signal: AbortSignal):
   let url = start;
   for (let redirects = 0; ; redirects++) {
     visited.add(withoutHash(url));
-    const address = await pinAddress(judgeUrl(url, isAllowed), resolve, isAllowed, signal);
-    const res = await openResponse(url, address, isAllowed, signal);
+    const addresses = await pinAddresses(judgeUrl(url, isAllowed), resolve, isAllowed, signal);
+    const res = await openResponse(url, addresses, isAllowed, signal);
     const status = res.statusCode ?? 0;
     if (redirectStatuses.has(status)) {
       res.destroy();

@@ -191,6 +191,22 @@ describe('fetchImage pins each connection to the address it checked', () => {
     assert.equal(server.requests.at(-1)?.headers.host, `images.test:${server.port}`, 'the Host header keeps the original name');
   });
 
+  it('a name with several allowed answers is fetched from the next one when the first refuses the connection', async () => {
+    // Nothing listens on 127.0.0.2 at the test server's port, so that answer refuses at once.
+    const isAllowedAddress = (ip: string): boolean => ip === '127.0.0.2' || ip === '127.0.0.1';
+    const resolve = async () => ['127.0.0.2', '127.0.0.1'];
+    const got = await fetchImage(`http://images.test:${server.port}/image.png`, options({ resolve, isAllowedAddress }));
+    assert.deepEqual(got.data, image);
+  });
+
+  it('a name whose every allowed answer refuses is a refused connection', async () => {
+    const closed = await startLoopbackServer({});
+    await closed.close();
+    const isAllowedAddress = (ip: string): boolean => ip === '127.0.0.2' || ip === '127.0.0.1';
+    const resolve = async () => ['127.0.0.2', '127.0.0.1'];
+    await assert.rejects(fetchImage(`http://images.test:${closed.port}/a.png`, options({ resolve, isAllowedAddress })), failsWith('image_download_failed', /refused/));
+  });
+
   it('a name that rebinds between redirect hops is judged again and refused', async () => {
     const answers = [['127.0.0.1'], ['10.0.0.5']];
     let calls = 0;
