@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { apiErrors, taskErrors } from '../domain/errors.ts';
 import { outputFormats, precisions, subjects } from '../domain/removal-request.ts';
+import { headerText } from '../header-utf8.ts';
 
 export const errorBodySchema = z
   .object({
@@ -61,25 +62,13 @@ export const bgRemovalSchema = z
 
 export type BgRemoval = z.infer<typeof bgRemovalSchema>;
 
-/**
- * Characters of a header value as the client wrote them. Node hands header values over as Latin-1,
- * one character per byte, so a key written in UTF-8 would count each accented letter two to four
- * times; bytes that are not UTF-8 count one each, as Latin-1 characters.
- */
-export function headerCharacters(value: string): number {
-  try {
-    return [...utf8.decode(Buffer.from(value, 'latin1'))].length;
-  } catch {
-    return value.length;
-  }
-}
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 export const idempotencyHeaderSchema = z.object({
   'idempotency-key': z
     .string()
     .min(1, 'Idempotency-Key must not be empty')
-    .refine((key) => headerCharacters(key) <= 128, 'Idempotency-Key must be at most 128 characters')
+    // Characters as the client wrote them: counted on Node's Latin-1 string, a UTF-8 key's accented
+    // letters counted two to four each.
+    .refine((key) => [...headerText(key)].length <= 128, 'Idempotency-Key must be at most 128 characters')
     .optional()
     .describe('Optional, at most 128 characters (a UTF-8 key counts its characters, not its bytes), scoped to the account, kept for at least 24 hours.'),
 });

@@ -3,6 +3,7 @@
 // and time are capped. Failures are TaskErrors whose messages are safe to show the client.
 import type http from 'node:http';
 import { TaskError } from '../domain/errors.ts';
+import { headerText } from '../header-utf8.ts';
 import { isPublicAddress, judgeUrl } from './address-policy.ts';
 import { decodeBody } from './content-encoding.ts';
 import { connectionFailure } from './download-failure.ts';
@@ -95,23 +96,10 @@ function redirectTarget(res: http.IncomingMessage, from: URL): URL {
     throw new TaskError('image_download_failed', `The image server answered with a ${res.statusCode} redirect but no Location.`);
   }
   try {
-    return new URL(asUtf8(location), from);
+    // A raw non-ASCII path in Location means UTF-8: read as Latin-1, "/café.png" became "/cafÃ©.png".
+    return new URL(headerText(location), from);
   } catch {
     throw new TaskError('image_download_failed', 'The image server redirected to an invalid URL.');
-  }
-}
-
-// Node hands header values over as Latin-1, one character a byte, but a server that puts a raw
-// non-ASCII path in Location means UTF-8, as browsers read it: taken as Latin-1, "/café.png"
-// became "/cafÃ©.png", a page that does not exist. Bytes that are not UTF-8 stay Latin-1 characters.
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function asUtf8(headerValue: string): string {
-  if (/^[\x00-\x7f]*$/.test(headerValue)) return headerValue;
-  try {
-    return utf8.decode(Buffer.from(headerValue, 'latin1'));
-  } catch {
-    return headerValue;
   }
 }
 
