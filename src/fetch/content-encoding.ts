@@ -15,13 +15,15 @@ const inflate: Decoder = promisify(zlib.inflate);
 const inflateRaw: Decoder = promisify(zlib.inflateRaw);
 const brotliDecompress: Decoder = promisify(zlib.brotliDecompress);
 
-const decoders: Record<string, Decoder> = {
-  gzip: gunzip,
-  'x-gzip': gunzip,
+// A Map, not an object: the name comes from the remote server, and an object would answer
+// `constructor` or `toString` with a function every object has.
+const decoders = new Map<string, Decoder>([
+  ['gzip', gunzip],
+  ['x-gzip', gunzip],
   // RFC 9110's deflate is zlib-wrapped, but servers also send bare deflate data, which browsers take.
-  deflate: (data, options) => (hasZlibHeader(data) ? inflate(data, options) : inflateRaw(data, options)),
-  br: brotliDecompress,
-};
+  ['deflate', (data, options) => (hasZlibHeader(data) ? inflate(data, options) : inflateRaw(data, options))],
+  ['br', brotliDecompress],
+]);
 
 /** The body as the server meant it; throws a TaskError for an encoding it cannot undo or corrupt data. */
 export async function decodeBody(contentEncoding: string | undefined, body: Buffer, maxBytes: number): Promise<Buffer> {
@@ -29,7 +31,7 @@ export async function decodeBody(contentEncoding: string | undefined, body: Buff
   if (encoding === '' || encoding === 'identity') return body;
   // The header comes from the remote server: it is named in the message only when it is a plain token.
   const named = /^[a-z0-9-]{1,32}$/.test(encoding) ? ` (${encoding})` : '';
-  const decode = decoders[encoding];
+  const decode = decoders.get(encoding);
   if (decode === undefined) {
     throw new TaskError('image_download_failed', `The image server sent the image in a Content-Encoding the service cannot decode${named}.`);
   }

@@ -46,6 +46,8 @@ before(async () => {
     '/br-bomb': encoded('br', zlib.brotliCompressSync(zeros, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } })),
     '/corrupt-gzip': encoded('gzip', Buffer.concat([zlib.gzipSync(image).subarray(0, 12), Buffer.from('garbage')])),
     '/zstd': encoded('zstd', image),
+    '/constructor': encoded('constructor', image),
+    '/proto': encoded('__proto__', image),
     '/odd-encoding': encoded('gzip;q=1, <script>', image),
   });
 });
@@ -81,6 +83,11 @@ describe('a body the service cannot decode', () => {
 
   it('an encoding it does not know is image_download_failed and named', async () => {
     await assert.rejects(fetchImage(`${server.origin}/zstd`, options()), failsWith('image_download_failed', /cannot decode \(zstd\)/));
+  });
+
+  it('an encoding named like a property every object has (constructor, __proto__) is one it does not know', async () => {
+    await assert.rejects(fetchImage(`${server.origin}/constructor`, options()), failsWith('image_download_failed', /cannot decode \(constructor\)/));
+    await assert.rejects(fetchImage(`${server.origin}/proto`, options()), failsWith('image_download_failed', /cannot decode\./));
   });
 
   it('an encoding that is not a plain token is refused without echoing it', async () => {
