@@ -26,10 +26,12 @@ import { databaseOutageRetrySeconds, isDatabaseOutage } from '../store/database-
 
 // Resolves to src/web/assets both from src/web (tsx) and from dist/web (the build).
 const assetsDir = path.join(import.meta.dirname, '../../src/web/assets');
-const assets: Record<string, { type: string; body: string }> = {
-  'web.css': { type: 'text/css; charset=utf-8', body: fs.readFileSync(path.join(assetsDir, 'web.css'), 'utf8') },
-  'web.js': { type: 'text/javascript; charset=utf-8', body: fs.readFileSync(path.join(assetsDir, 'web.js'), 'utf8') },
-};
+// A Map, not an object: the name comes from the URL, and an object would answer `constructor` or
+// `__proto__` with a property every object has (a reply without a content type, which crashed Node).
+const assets = new Map<string, { type: string; body: string }>([
+  ['web.css', { type: 'text/css; charset=utf-8', body: fs.readFileSync(path.join(assetsDir, 'web.css'), 'utf8') }],
+  ['web.js', { type: 'text/javascript; charset=utf-8', body: fs.readFileSync(path.join(assetsDir, 'web.js'), 'utf8') }],
+]);
 
 const securityHeaders = {
   'Content-Security-Policy':
@@ -95,7 +97,7 @@ export function webApp(api: ApiContext) {
     });
 
     app.get('/assets/:name', async (request, reply) => {
-      const asset = assets[(request.params as { name: string }).name];
+      const asset = assets.get((request.params as { name: string }).name);
       if (!asset) return reply.code(404).type('text/plain').send('not found');
       return reply.header('Cache-Control', 'public, max-age=300').type(asset.type).send(asset.body);
     });
