@@ -9,6 +9,8 @@ import type { Db } from '../store/database.ts';
 import { createSession, deleteSession, findSessionAccount } from '../store/web-sessions-repository.ts';
 
 export const sessionCookie = 'cutout_session';
+/** The secret of the form tokens (@fastify/csrf-protection's cookie). */
+export const formSecretCookie = '_csrf';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,12 +29,23 @@ export async function startSession(db: Db, config: Config, reply: FastifyReply, 
     expires: new Date(session.expiresAt),
     maxAge: Math.floor(config.web.sessionTtlMs / 1000),
   });
+  forgetFormSecret(config, reply);
 }
 
 export async function endSession(db: Db, config: Config, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const token = request.cookies[sessionCookie];
   if (token) await deleteSession(db, token);
   reply.clearCookie(sessionCookie, cookieSecurity(config));
+  forgetFormSecret(config, reply);
+}
+
+/**
+ * The form secret outlives no session: a token handed out before a sign-in (perhaps planted by
+ * someone who set or read this browser's secret) or before a sign-out (read at a shared computer)
+ * would otherwise pass the CSRF check in the next session. The next page makes a new secret.
+ */
+function forgetFormSecret(config: Config, reply: FastifyReply): void {
+  reply.clearCookie(formSecretCookie, cookieSecurity(config));
 }
 
 /** Reads the session cookie; an unknown or expired one is cleared. */

@@ -19,7 +19,7 @@ import { historyRoutes } from './routes/history.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { removalRoutes } from './routes/removals.ts';
 import { taskMediaRoutes } from './routes/task-media.ts';
-import { cookieSecurity, loadSession } from './session.ts';
+import { cookieSecurity, formSecretCookie, loadSession } from './session.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
 import { clientAbort } from '../api/plugins/client-abort.ts';
 import { databaseOutageRetrySeconds, isDatabaseOutage } from '../store/database-outage.ts';
@@ -56,7 +56,7 @@ export function webApp(api: ApiContext) {
   return async (app: FastifyInstance): Promise<void> => {
     await app.register(fastifyCookie);
     await app.register(fastifyFormbody, { bodyLimit: 16 * 1024 });
-    await app.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieOpts: cookieSecurity(ctx.config) });
+    await app.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: formSecretCookie, cookieOpts: cookieSecurity(ctx.config) });
 
     app.addHook('onRequest', loadSession(ctx.db, ctx.config));
     app.addHook('onSend', async (request, reply, payload) => {
