@@ -169,7 +169,10 @@ describeEachEngine('web accounts', (engine) => {
     const right = await client.post('/sign-in', { email, password: goodPassword, next: '/app/history' });
     assert.equal(right.response.status, 303);
     assert.equal(right.response.headers.get('location'), '/app/history');
-    for (const next of ['https://evil.example/', '//evil.example/app/', '/api/v1/bg/removals']) {
+    const signedIn = await client.get(`/sign-in?next=${encodeURIComponent('/app/../api/v1/bg/removals')}`);
+    assert.equal(signedIn.response.headers.get('location'), '/app/remove', 'nor by a visitor already signed in');
+    // Dot segments would take a browser out of /app/ once it resolves the Location header.
+    for (const next of ['https://evil.example/', '//evil.example/app/', '/api/v1/bg/removals', '/app/../api/v1/bg/removals', '/app/%2e%2e/docs', '/app/./..//evil.example']) {
       const browser = new WebClient(server.url);
       await browser.get('/sign-in');
       const offsite = await browser.post('/sign-in', { email, password: goodPassword, next });

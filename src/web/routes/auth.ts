@@ -19,9 +19,16 @@ const credentialsSchema = z.object({
   next: z.string().optional(),
 });
 
-/** Only our own pages are valid targets after sign-in: no open redirect. */
+const ownOrigin = 'http://cutout.invalid';
+
+/**
+ * Only our own pages are valid targets after sign-in: no open redirect. The path is checked as a
+ * browser resolves it, so dot segments (`/app/../`, `/app/%2e%2e/`) cannot leave /app/.
+ */
 function safeNext(next: string | undefined): string {
-  return next && /^\/app\/[A-Za-z0-9/_\-.?=&%]*$/.test(next) ? next : '/app/remove';
+  if (!next || !/^\/app\/[A-Za-z0-9/_\-.?=&%]*$/.test(next)) return '/app/remove';
+  const resolved = new URL(next, ownOrigin);
+  return resolved.origin === ownOrigin && resolved.pathname.startsWith('/app/') ? `${resolved.pathname}${resolved.search}` : '/app/remove';
 }
 
 export function authRoutes(ctx: WebContext) {
