@@ -59,11 +59,12 @@ export function webApp(api: ApiContext) {
     await app.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: formSecretCookie, cookieOpts: cookieSecurity(ctx.config) });
 
     app.addHook('onRequest', loadSession(ctx.db, ctx.config));
-    app.addHook('onSend', async (request, reply, payload) => {
+    app.addHook('onSend', async (_request, reply, payload) => {
       reply.headers(securityHeaders);
-      // A signed-in page holds signed download links and a CSRF token: no cache may keep it. A
-      // route that may be cached (the owner's images) says so itself.
-      if (request.webAccount && !reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
+      // A page holds a form token, and a signed-in one signed download links too; the sign-in page
+      // also sets the form secret's cookie, which a shared cache would hand to every visitor. No
+      // cache may keep any of them. A route that may be cached (assets, the owner's images) says so itself.
+      if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
       return payload;
     });
     app.setErrorHandler((err: FastifyError, request, reply) => {

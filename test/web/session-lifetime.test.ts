@@ -1,5 +1,5 @@
-// Sessions end when another account is made in the same browser, signed-in pages are never kept
-// by a cache, and a session lifetime no cookie can express is refused at start.
+// Sessions end when another account is made in the same browser, pages are never kept by a cache,
+// and a session lifetime no cookie can express is refused at start.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/config.ts';
@@ -40,6 +40,19 @@ describeEachEngine('web sessions', (engine) => {
       assert.equal(response.status, 200, pathname);
       assert.equal(response.headers.get('cache-control'), 'no-store', pathname);
     }
+  });
+
+  test('the sign-in and sign-up pages, which carry a form token and set its secret, are sent with Cache-Control: no-store too', async () => {
+    for (const pathname of ['/sign-in', '/sign-up', '/sign-in?next=%2Fapp%2Fhistory']) {
+      const { response, body } = await new WebClient(server.url).get(pathname);
+      assert.equal(response.status, 200, pathname);
+      assert.match(body, /name="_csrf"/);
+      assert.match(response.headers.get('set-cookie') ?? '', /^_csrf=/);
+      assert.equal(response.headers.get('cache-control'), 'no-store', pathname);
+    }
+    const refused = await new WebClient(server.url).post('/sign-in', { email: uniqueEmail(), password: 'wrong password!', _csrf: null });
+    assert.equal(refused.response.status, 403);
+    assert.equal(refused.response.headers.get('cache-control'), 'no-store', 'the refused form');
   });
 });
 
