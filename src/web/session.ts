@@ -19,7 +19,9 @@ declare module 'fastify' {
 }
 
 export function cookieSecurity(config: Config): { secure: boolean | 'auto'; httpOnly: true; sameSite: 'lax'; path: '/' } {
-  return { secure: config.publicUrl?.startsWith('https:') ? true : 'auto', httpOnly: true, sameSite: 'lax', path: '/' };
+  // Parsed, not compared as text: the configuration accepts HTTPS:// as well, and a URL's scheme has no case.
+  const httpsPublicUrl = config.publicUrl !== undefined && new URL(config.publicUrl).protocol === 'https:';
+  return { secure: httpsPublicUrl ? true : 'auto', httpOnly: true, sameSite: 'lax', path: '/' };
 }
 
 export async function startSession(db: Db, config: Config, reply: FastifyReply, accountId: string): Promise<void> {

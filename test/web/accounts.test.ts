@@ -69,17 +69,20 @@ describeEachEngine('web accounts', (engine) => {
     assert.match(csrfCookie ?? '', /HttpOnly; SameSite=Lax/);
   });
 
-  test('cookies are Secure when the public URL is https', async () => {
-    const secure = await startTestServer({ CUTOUT_PUBLIC_URL: 'https://cutout.example.test' }, { engine });
-    try {
-      // The public URL names a proxy in front; the test talks to the bound loopback port itself.
-      const address = secure.app.server.address();
-      const client = new WebClient(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
-      await client.signUp(uniqueEmail(), goodPassword);
-      assert.match(client.setCookies.find((c) => c.startsWith('cutout_session=')) ?? '', /; Secure/);
-      assert.match(client.setCookies.find((c) => c.startsWith('_csrf=')) ?? '', /; Secure/);
-    } finally {
-      await secure.close();
+  test('cookies are Secure when the public URL is https, however its scheme is written', async () => {
+    // A URL's scheme has no letter case, and the configuration takes either.
+    for (const publicUrl of ['https://cutout.example.test', 'HTTPS://cutout.example.test']) {
+      const secure = await startTestServer({ CUTOUT_PUBLIC_URL: publicUrl }, { engine });
+      try {
+        // The public URL names a proxy in front; the test talks to the bound loopback port itself.
+        const address = secure.app.server.address();
+        const client = new WebClient(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
+        await client.signUp(uniqueEmail(), goodPassword);
+        assert.match(client.setCookies.find((c) => c.startsWith('cutout_session=')) ?? '', /; Secure/, publicUrl);
+        assert.match(client.setCookies.find((c) => c.startsWith('_csrf=')) ?? '', /; Secure/, publicUrl);
+      } finally {
+        await secure.close();
+      }
     }
   });
 
