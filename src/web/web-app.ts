@@ -41,6 +41,9 @@ const securityHeaders = {
   'Referrer-Policy': 'same-origin',
 };
 
+/** A year, for this host only: other hosts of the domain may not serve https. */
+const hstsValue = 'max-age=31536000';
+
 export function webApp(api: ApiContext) {
   const ctx: WebContext = {
     config: api.config,
@@ -59,8 +62,13 @@ export function webApp(api: ApiContext) {
     await app.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: formSecretCookie, cookieOpts: cookieSecurity(ctx.config) });
 
     app.addHook('onRequest', loadSession(ctx.db, ctx.config));
-    app.addHook('onSend', async (_request, reply, payload) => {
+    const cookiesAlwaysSecure = cookieSecurity(ctx.config).secure === true;
+    app.addHook('onSend', async (request, reply, payload) => {
       reply.headers(securityHeaders);
+      // Wherever the cookies are Secure the browser is told to use https from then on, so a later
+      // visit typed as http:// cannot be answered by someone on the network with a fake sign-in
+      // page. Browsers ignore it on a plain-http answer, so a public https URL reached over http is no harm.
+      if (cookiesAlwaysSecure || request.protocol === 'https') reply.header('Strict-Transport-Security', hstsValue);
       // A page holds a form token, and a signed-in one signed download links too; the sign-in page
       // also sets the form secret's cookie, which a shared cache would hand to every visitor. No
       // cache may keep any of them. A route that may be cached (assets, the owner's images) says so itself.

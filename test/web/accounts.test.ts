@@ -53,7 +53,7 @@ describeEachEngine('web accounts', (engine) => {
     assert.deepEqual([...statuses].sort(), [303, 409, 409, 409, 409, 409]);
   });
 
-  test('the session cookie is httpOnly, SameSite=Lax, expires with the session, and is not Secure over plain http', async () => {
+  test('the session cookie is httpOnly, SameSite=Lax, expires with the session, and is not Secure over plain http, which asks for no https', async () => {
     const client = new WebClient(server.url);
     await client.signUp(uniqueEmail(), goodPassword);
     const cookie = client.setCookies.find((c) => c.startsWith('cutout_session='));
@@ -65,11 +65,12 @@ describeEachEngine('web accounts', (engine) => {
     const expires = Date.parse(/Expires=([^;]+)/.exec(cookie)?.[1] ?? '');
     assert.ok(Math.abs(expires - (Date.now() + 2 * 3_600_000)) < 60_000, 'expires when the session does');
     assert.doesNotMatch(cookie, /Secure/);
+    assert.equal((await client.get('/app/remove')).response.headers.get('strict-transport-security'), null, 'plain http asks for no https');
     const csrfCookie = client.setCookies.find((c) => c.startsWith('_csrf='));
     assert.match(csrfCookie ?? '', /HttpOnly; SameSite=Lax/);
   });
 
-  test('cookies are Secure when the public URL is https, however its scheme is written', async () => {
+  test('cookies are Secure, and browsers are asked for https from then on, when the public URL is https, however its scheme is written', async () => {
     // A URL's scheme has no letter case, and the configuration takes either.
     for (const publicUrl of ['https://cutout.example.test', 'HTTPS://cutout.example.test']) {
       const secure = await startTestServer({ CUTOUT_PUBLIC_URL: publicUrl }, { engine });
@@ -77,7 +78,8 @@ describeEachEngine('web accounts', (engine) => {
         // The public URL names a proxy in front; the test talks to the bound loopback port itself.
         const address = secure.app.server.address();
         const client = new WebClient(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
-        await client.signUp(uniqueEmail(), goodPassword);
+        const signedUp = await client.signUp(uniqueEmail(), goodPassword);
+        assert.equal(signedUp.headers.get('strict-transport-security'), 'max-age=31536000', publicUrl);
         assert.match(client.setCookies.find((c) => c.startsWith('cutout_session=')) ?? '', /; Secure/, publicUrl);
         assert.match(client.setCookies.find((c) => c.startsWith('_csrf=')) ?? '', /; Secure/, publicUrl);
       } finally {

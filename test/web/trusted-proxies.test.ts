@@ -74,15 +74,19 @@ describeEachEngine('behind a trusted proxy', (engine) => {
     assert.deepEqual(await signUps(['127.0.0.2']), [429]);
   });
 
-  test("the proxy's X-Forwarded-Proto https makes the session cookie Secure; another client's does not", async () => {
+  test("the proxy's X-Forwarded-Proto https makes the session cookie Secure and asks browsers for https from then on; another client's does neither", async () => {
     const proxied = new WebClient(server.url, { 'x-forwarded-for': '203.0.113.8', 'x-forwarded-proto': 'https' });
-    assert.equal((await proxied.signUp(uniqueEmail(), goodPassword)).status, 303);
+    const signedUp = await proxied.signUp(uniqueEmail(), goodPassword);
+    assert.equal(signedUp.status, 303);
     assert.match(sessionCookie(proxied.setCookies) ?? 'no session cookie', /; Secure/);
+    assert.equal(signedUp.headers.get('strict-transport-security'), 'max-age=31536000');
+    assert.equal((await proxied.get('/sign-in')).response.headers.get('strict-transport-security'), 'max-age=31536000');
     const direct = await signUpFrom(server.url, '127.0.0.2', uniqueEmail(), { 'x-forwarded-proto': 'https' });
     assert.equal(direct.status, 303);
     const cookie = sessionCookie(direct.headers['set-cookie'] ?? []);
     assert.ok(cookie);
     assert.doesNotMatch(cookie, /; Secure/);
+    assert.equal(direct.headers['strict-transport-security'], undefined);
   });
 
   test("a form sent after the session ended comes back to its page by the Host header; X-Forwarded-Host, which a load balancer may pass on from the visitor, counts for nothing", async () => {
@@ -140,7 +144,8 @@ describe('with no trusted proxies', () => {
     const cookie = sessionCookie(signedUp.setCookies);
     assert.ok(cookie);
     assert.doesNotMatch(cookie, /; Secure/);
-    await signedUp.get('/app/settings/keys');
+    const keysPage = await signedUp.get('/app/settings/keys');
+    assert.equal(keysPage.response.headers.get('strict-transport-security'), null, 'plain http asks for no https');
     await server.db.deleteFrom('web_sessions').execute();
     const sent = await fetch(`${server.url}/app/settings/keys`, {
       method: 'POST',
