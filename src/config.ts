@@ -50,7 +50,9 @@ export const envSchema = z.object({
   // Ten lets the people behind one office's shared address sign up in the same hour (a team's
   // start, a retried form), while a script there gets at most ten accounts' free credits an hour.
   CUTOUT_WEB_SIGN_UPS_PER_HOUR: int(1, 1_000_000).default(10),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL; percent-encode any / ? # @ or : in the user name or password' })
+    .optional(),
   CUTOUT_DATABASE_POOL_SIZE: int(1, 1000).default(10),
   CUTOUT_WORKER_POLL_MS: int(10, 60_000).default(1000),
   CUTOUT_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),
@@ -138,11 +140,15 @@ export class ConfigError extends Error {
 /** Variables whose values never appear in a message. */
 const secretVariables = new Set(['CUTOUT_SIGNING_SECRET', 'CUTOUT_METRICS_TOKEN', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
 
-/** How a refused value is shown: secrets not at all, a URL without its password. */
+/**
+ * How a refused value is shown: secrets not at all, a URL without its password. A URL is often
+ * refused because its password holds an unencoded / ? or #, so the password is taken to run to the
+ * last @, wherever a parser would end it; a password= query parameter is hidden too.
+ */
 export function shownValue(name: string, value: string | undefined): string {
   if (value === undefined) return 'unset';
   if (secretVariables.has(name)) return `a value of ${value.length} characters, not shown`;
-  return JSON.stringify(value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:?#]*):[^/?#]*@/i, '$1:***@'));
+  return JSON.stringify(value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:?#]*):.*@/i, '$1:***@').replace(/([?&]password=)[^&#]*/gi, '$1***'));
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

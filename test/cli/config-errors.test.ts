@@ -39,6 +39,17 @@ test('a refused secret is never echoed, and a URL is shown without its password'
   assert.doesNotMatch(url.stderr, /S3cretPassw0rd/);
 });
 
+test('a database URL refused because its password holds / ? or # unencoded never shows the password, and says to percent-encode it', async () => {
+  for (const password of ['pa/ss-Hunter2', 'pa?ss-Hunter2', 'pa#ss-Hunter2']) {
+    const run = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: dataDir, DATABASE_URL: `postgres://cutout:${password}@db.internal:5432/cutout` });
+    assert.equal(run.code, 1, password);
+    assert.match(run.stderr, /DATABASE_URL: .*percent-encode/, password);
+    assert.match(run.stderr, /postgres:\/\/cutout:\*\*\*@db\.internal:5432\/cutout/, password);
+    assert.doesNotMatch(run.stderr, /Hunter2/, password);
+  }
+  assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://cutout@db:99999/cutout?password=Hunter2-in-the-query' }), (err: Error) => !/Hunter2/.test(err.message));
+});
+
 test('a metrics token shorter than 16 characters is refused without being echoed; a longer one is kept', async () => {
   const short = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: dataDir, CUTOUT_METRICS_TOKEN: 'scrape-me-now' });
   assert.equal(short.code, 1);
