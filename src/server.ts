@@ -8,7 +8,7 @@ import { RateLimiter, type RateLimit } from './api/rate-limiter.ts';
 import { SharedRateLimiter } from './api/shared-rate-limiter.ts';
 import { bootstrapLocalAccount } from './bootstrap.ts';
 import type { Config } from './config.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, withLogSerializers } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { engineOf, openDatabase, pingDatabase, type Db } from './store/database.ts';
 import { openResults } from './storage/open-results.ts';
@@ -38,7 +38,7 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const logger = options.logger ?? createLogger(config);
+  const logger = options.logger ? withLogSerializers(options.logger) : createLogger(config);
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   let baseUrl = config.publicUrl ?? '';
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), () => baseUrl, config.resultUrlTtlSeconds);

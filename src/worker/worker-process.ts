@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { registerHealthRoutes } from '../api/plugins/health.ts';
 import type { Config } from '../config.ts';
-import { createLogger } from '../logger.ts';
+import { createLogger, withLogSerializers } from '../logger.ts';
 import { Metrics } from '../metrics.ts';
 import { openDatabase, pingDatabase, type Db } from '../store/database.ts';
 import { openResults } from '../storage/open-results.ts';
@@ -22,7 +22,7 @@ export interface RunningWorker {
 }
 
 export async function startWorkerProcess(config: Config, options: { logger?: Logger } = {}): Promise<RunningWorker> {
-  const logger = (options.logger ?? createLogger(config)).child({ role: 'worker' });
+  const logger = (options.logger ? withLogSerializers(options.logger) : createLogger(config)).child({ role: 'worker' });
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: Math.min(config.databasePoolSize, config.workerConcurrency + 2) });
   const results = openResults(config);
   const metrics = new Metrics(db);
