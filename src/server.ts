@@ -66,7 +66,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       metrics,
       readiness: [
         { name: 'database', check: () => pingDatabase(db) },
-        { name: 'storage', check: () => results.store.check() },
+        { name: 'storage', check: (timeoutMs) => results.store.check(timeoutMs) },
       ],
       authenticate: authenticate(db, rateLimit(db, config.rateLimitPerMinute, logger)),
       onTaskCreated: () => worker?.notify(),

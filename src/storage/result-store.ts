@@ -11,8 +11,8 @@ export interface ResultLink {
 export interface ResultStore {
   put(key: string, data: Buffer): Promise<void>;
   delete(key: string): Promise<void>;
-  /** Throws when the store cannot be reached; for readiness checks. */
-  check(): Promise<void>;
+  /** Throws when the store cannot be reached, or does not answer within timeoutMs; for readiness checks. */
+  check(timeoutMs: number): Promise<void>;
 }
 
 /** A result opened for reading: its size, then its bytes streamed once; or closed unread. */

@@ -89,8 +89,9 @@ export class S3ResultStore implements ResultStore, ResultLinks, ResultReader {
     return new BucketObject(body, object.ContentLength);
   }
 
-  async check(): Promise<void> {
-    await this.client.send(new HeadBucketCommand({ Bucket: this.config.bucket }));
+  /** One HeadBucket, ended at timeoutMs: the SDK's own timeouts and retries could take minutes. */
+  async check(timeoutMs: number): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.config.bucket }), { abortSignal: AbortSignal.timeout(timeoutMs) });
   }
 
   /**

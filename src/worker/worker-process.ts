@@ -31,7 +31,7 @@ export async function startWorkerProcess(config: Config, options: { logger?: Log
   const health = Fastify({ loggerInstance: logger as FastifyBaseLogger });
   registerHealthRoutes(health, metrics, [
     { name: 'database', check: () => pingDatabase(db) },
-    { name: 'storage', check: () => results.store.check() },
+    { name: 'storage', check: (timeoutMs) => results.store.check(timeoutMs) },
     {
       name: 'model',
       check: async () => {

@@ -1,6 +1,8 @@
 // A loopback TCP relay in front of a test server that can be shut, to make an outage of that
 // server: while shut it resets every connection at once, as a store that went away does; while
-// silent it accepts connections and never answers, as a store that hangs does.
+// silent it accepts connections and never answers, as a store that hangs does; while frozen the
+// connections already open stay open but carry nothing, as across a network partition, and what
+// was sent meanwhile arrives once the gate opens again, as TCP retransmits it.
 import net from 'node:net';
 
 export interface TcpGate {
@@ -9,21 +11,28 @@ export interface TcpGate {
   readonly refused: number;
   shut(): void;
   silence(): void;
+  freeze(): void;
   open(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpGate(targetPort: number): Promise<TcpGate> {
-  let mode: 'open' | 'shut' | 'silent' = 'open';
+  let mode: 'open' | 'shut' | 'silent' | 'frozen' = 'open';
   let refused = 0;
   const sockets = new Set<net.Socket>();
+  /** Bytes held while frozen, each for the socket it was on its way to. */
+  let held: [net.Socket, Buffer][] = [];
+  const relay = (from: net.Socket, to: net.Socket): void => {
+    from.on('data', (chunk: Buffer) => (mode === 'frozen' ? held.push([to, chunk]) : to.write(chunk)));
+    from.on('end', () => to.end());
+  };
   const server = net.createServer((client) => {
     if (mode === 'shut') {
       refused += 1;
       client.resetAndDestroy();
       return;
     }
-    if (mode === 'silent') {
+    if (mode === 'silent' || mode === 'frozen') {
       refused += 1;
       sockets.add(client);
       client.on('close', () => sockets.delete(client));
@@ -40,7 +49,8 @@ export async function startTcpGate(targetPort: number): Promise<TcpGate> {
         upstream.destroy();
       });
     }
-    client.pipe(upstream).pipe(client);
+    relay(client, upstream);
+    relay(upstream, client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -56,8 +66,13 @@ export async function startTcpGate(targetPort: number): Promise<TcpGate> {
       mode = 'silent';
       for (const socket of sockets) socket.destroy();
     },
+    freeze() {
+      mode = 'frozen';
+    },
     open() {
       mode = 'open';
+      for (const [to, chunk] of held) if (!to.destroyed) to.write(chunk);
+      held = [];
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -7,7 +7,32 @@ import type { Metrics } from '../../metrics.ts';
 
 export interface ReadinessCheck {
   name: string;
-  check: () => Promise<void>;
+  /** Throws when the dependency cannot serve; should give up by itself after timeoutMs. */
+  check: (timeoutMs: number) => Promise<void>;
+}
+
+/**
+ * How long one readiness check may take before it counts as failing. A store that hangs instead of
+ * refusing (a partition, a bucket that accepts connections and never answers) would otherwise hold
+ * the probe for as long as its own timeouts, or for good, and the orchestrator would learn nothing.
+ */
+export const readinessTimeoutMs = 2000;
+
+class CheckTimedOut extends Error {
+  override name = 'CheckTimedOut';
+  readonly code = 'readiness_check_timed_out';
+}
+
+/** The check's outcome, or a CheckTimedOut at the deadline, whatever the check itself does then. */
+function withinDeadline(check: (timeoutMs: number) => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CheckTimedOut(`no answer within ${readinessTimeoutMs} ms`)), readinessTimeoutMs);
+  });
+  // Settled only once: after the deadline the check's own failure has nobody to hear it.
+  const running = check(readinessTimeoutMs);
+  running.catch(() => {});
+  return Promise.race([running, deadline]).finally(() => clearTimeout(timer));
 }
 
 function atLeastWarn(level: string): LogLevel {
@@ -41,7 +66,7 @@ export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, che
     const results = await Promise.all(
       checks.map(async ({ name, check }) => {
         try {
-          await check();
+          await withinDeadline(check);
           return [name, 'ok'] as const;
         } catch (err) {
           request.log.warn({ err, check: name }, 'readiness check failed');

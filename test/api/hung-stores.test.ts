@@ -1,0 +1,104 @@
+// A store that stops answering, rather than refusing: the readiness probe must still answer, and
+// soon, so that a load balancer takes the process out of rotation instead of waiting on it; liveness
+// stays up (the process recovers on its own); and readiness is back once the store answers again.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
+import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/engines.ts';
+import { startS3Server, type S3Server } from '../support/s3-server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTcpGate, type TcpGate } from '../support/tcp-gate.ts';
+
+/** Well past the probe's own bound, far short of the store's own timeouts: a hang fails the test. */
+const probeAnswersWithinMs = 8000;
+
+async function probe(server: TestServer, pathname: string): Promise<{ status: number; body: { status?: string; checks?: Record<string, string> } }> {
+  const res = await server.request(pathname, { signal: AbortSignal.timeout(probeAnswersWithinMs) });
+  return { status: res.status, body: (await res.json()) as { status?: string; checks?: Record<string, string> } };
+}
+
+describe('a PostgreSQL server that stops answering on the connections already open (a network partition)', { skip: postgresUrl ? false : 'CUTOUT_TEST_POSTGRES_URL is not set' }, () => {
+  let database: TestDatabase;
+  let gate: TcpGate;
+  let server: TestServer;
+  before(async () => {
+    database = await createTestDatabase();
+    gate = await startTcpGate(Number(new URL(database.url).port || 5432));
+    const gated = new URL(database.url);
+    gated.port = String(gate.port);
+    server = await startTestServer({ DATABASE_URL: gated.toString() });
+  });
+  after(async () => {
+    gate.open();
+    await server.close();
+    await gate.close();
+    await database.drop();
+  });
+
+  test('/readyz answers 503 naming the database within seconds, /healthz stays 200, and /readyz is 200 again once it answers', async () => {
+    assert.equal((await probe(server, '/readyz')).status, 200);
+    gate.freeze();
+    try {
+      const hung = await probe(server, '/readyz');
+      assert.equal(hung.status, 503);
+      assert.deepEqual(hung.body, { status: 'not_ready', checks: { database: 'failing', storage: 'ok' } });
+      assert.equal((await probe(server, '/healthz')).status, 200);
+    } finally {
+      gate.open();
+    }
+    assert.deepEqual(await probe(server, '/readyz'), { status: 200, body: { status: 'ready', checks: { database: 'ok', storage: 'ok' } } });
+  });
+});
+
+describe('a bucket that accepts connections and never answers', () => {
+  let s3: S3Server;
+  let gate: TcpGate;
+  let server: TestServer;
+  before(async () => {
+    s3 = await startS3Server();
+    gate = await startTcpGate(Number(new URL(s3.endpoint).port));
+    // The bucket's own timeout stays at its default (30 s, three attempts): the probe must not wait on it.
+    server = await startTestServer({ ...s3.env, CUTOUT_S3_ENDPOINT: `http://127.0.0.1:${gate.port}` });
+  });
+  after(async () => {
+    gate.open();
+    await server.close();
+    await gate.close();
+    await s3.close();
+  });
+
+  test('/readyz answers 503 naming the storage within seconds, and 200 again once the bucket answers', async () => {
+    assert.equal((await probe(server, '/readyz')).status, 200);
+    gate.silence();
+    try {
+      const hung = await probe(server, '/readyz');
+      assert.equal(hung.status, 503);
+      assert.deepEqual(hung.body, { status: 'not_ready', checks: { database: 'ok', storage: 'failing' } });
+    } finally {
+      gate.open();
+    }
+    assert.equal((await probe(server, '/readyz')).status, 200);
+  });
+
+  test('the bucket check gives up at its own deadline, so probes leave no request waiting on the bucket', async () => {
+    const store = new S3ResultStore(server.config.s3!, 3600);
+    let timer: NodeJS.Timeout | undefined;
+    gate.silence();
+    try {
+      const started = Date.now();
+      const gaveUp = store.check(300).then(
+        () => 'answered',
+        () => 'gave up',
+      );
+      const stillWaiting = new Promise<string>((resolve) => {
+        timer = setTimeout(resolve, probeAnswersWithinMs, 'still waiting');
+      });
+      assert.equal(await Promise.race([gaveUp, stillWaiting]), 'gave up');
+      assert.ok(Date.now() - started < 2000, `gave up after ${Date.now() - started} ms`);
+    } finally {
+      clearTimeout(timer);
+      gate.open();
+      store.close();
+    }
+  });
+});
