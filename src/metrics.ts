@@ -1,9 +1,12 @@
 // Prometheus metrics for one process. Each process has its own registry (no global state), so an
 // API process, a worker process and the one-process default each expose what they do.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { withinMs } from './deadline.ts';
 import type { Db } from './store/database.ts';
 
 const activeStatuses = ['queued', 'processing'] as const;
+/** How long a scrape waits for the queue's figures; Prometheus's own scrape timeout is 10 s by default. */
+const queueReadTimeoutMs = 2000;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -16,19 +19,29 @@ export class Metrics {
   constructor(db: Db) {
     collectDefaultMetrics({ register: this.registry, prefix: 'cutout_' });
     const registers = [this.registry];
-    // Read from the shared database at scrape time, so every process reports the same queue.
+    // Read from the shared database at scrape time, so every process reports the same queue. A
+    // database that fails or hangs leaves the gauge out of that scrape rather than failing or holding
+    // the whole scrape: the process's own figures matter most during an outage, and a stale queue
+    // figure would read as current.
     new Gauge({
       name: 'cutout_tasks',
-      help: 'Tasks queued or processing, by status (all processes; read from the database at scrape time).',
+      help: 'Tasks queued or processing, by status (all processes; read from the database at scrape time, absent while it cannot be read).',
       labelNames: ['status'],
       registers,
       async collect() {
-        const rows = await db
+        const counting = db
           .selectFrom('tasks')
           .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
           .where('status', 'in', [...activeStatuses])
           .groupBy('status')
           .execute();
+        let rows: Awaited<typeof counting>;
+        try {
+          rows = await withinMs(counting, queueReadTimeoutMs, () => new Error(`the queue was not read within ${queueReadTimeoutMs} ms`));
+        } catch {
+          this.reset();
+          return;
+        }
         for (const status of activeStatuses) this.set({ status }, Number(rows.find((r) => r.status === status)?.n ?? 0));
       },
     });

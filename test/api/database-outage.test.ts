@@ -58,6 +58,21 @@ describe('a PostgreSQL server that went away', { skip: postgresUrl ? false : 'CU
     assert.equal((await server.request(`/api/v1/bg/removals/${created.id}`, { key })).status, 200);
   });
 
+  test("/metrics keeps answering while the database is gone: the process's own figures, without the queue it cannot read, which is back once the database is", async () => {
+    gate.shut();
+    try {
+      const res = await server.request('/metrics');
+      assert.equal(res.status, 200);
+      const text = await res.text();
+      assert.match(text, /^cutout_http_request_duration_seconds_count\{/m);
+      assert.match(text, /^cutout_process_resident_memory_bytes /m);
+      assert.doesNotMatch(text, /^cutout_tasks\{/m, 'no queue figure the process could not read');
+    } finally {
+      gate.open();
+    }
+    assert.match(await (await server.request('/metrics')).text(), /^cutout_tasks\{status="queued"\} \d+$/m);
+  });
+
   test('a signed-in page is a 503 page with Retry-After, and the next view after it is back works', async () => {
     const client = new WebClient(server.url);
     assert.equal((await client.signUp(uniqueEmail(), goodPassword)).status, 303);

@@ -48,6 +48,21 @@ describe('a PostgreSQL server that stops answering on the connections already op
     }
     assert.deepEqual(await probe(server, '/readyz'), { status: 200, body: { status: 'ready', checks: { database: 'ok', storage: 'ok' } } });
   });
+
+  test('/metrics answers within seconds, without the queue figure it cannot read', async () => {
+    assert.equal((await server.request('/metrics')).status, 200);
+    gate.freeze();
+    try {
+      const res = await server.request('/metrics', { signal: AbortSignal.timeout(probeAnswersWithinMs) });
+      assert.equal(res.status, 200);
+      const text = await res.text();
+      assert.match(text, /^cutout_process_resident_memory_bytes /m);
+      assert.doesNotMatch(text, /^cutout_tasks\{/m);
+    } finally {
+      gate.open();
+    }
+    assert.match(await (await server.request('/metrics')).text(), /^cutout_tasks\{status="queued"\} 0$/m);
+  });
 });
 
 describe('a bucket that accepts connections and never answers', () => {

@@ -3,6 +3,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, LogLevel } from 'fastify';
 import pino from 'pino';
+import { withinMs } from '../../deadline.ts';
 import type { Metrics } from '../../metrics.ts';
 
 export interface ReadinessCheck {
@@ -21,18 +22,6 @@ export const readinessTimeoutMs = 2000;
 class CheckTimedOut extends Error {
   override name = 'CheckTimedOut';
   readonly code = 'readiness_check_timed_out';
-}
-
-/** The check's outcome, or a CheckTimedOut at the deadline, whatever the check itself does then. */
-function withinDeadline(check: (timeoutMs: number) => Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new CheckTimedOut(`no answer within ${readinessTimeoutMs} ms`)), readinessTimeoutMs);
-  });
-  // Settled only once: after the deadline the check's own failure has nobody to hear it.
-  const running = check(readinessTimeoutMs);
-  running.catch(() => {});
-  return Promise.race([running, deadline]).finally(() => clearTimeout(timer));
 }
 
 function atLeastWarn(level: string): LogLevel {
@@ -66,7 +55,7 @@ export function registerHealthRoutes(app: FastifyInstance, metrics: Metrics, che
     const results = await Promise.all(
       checks.map(async ({ name, check }) => {
         try {
-          await withinDeadline(check);
+          await withinMs(check(readinessTimeoutMs), readinessTimeoutMs, () => new CheckTimedOut(`no answer within ${readinessTimeoutMs} ms`));
           return [name, 'ok'] as const;
         } catch (err) {
           request.log.warn({ err, check: name }, 'readiness check failed');
