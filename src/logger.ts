@@ -36,7 +36,36 @@ const req: SerializerFn = (request: LoggedRequest) => ({
   remotePort: request.socket?.remotePort,
 });
 
-export const logSerializers: Record<string, SerializerFn> = { req };
+/**
+ * Fields of an S3 error that echo what the request was signed with: S3 answers a bad signature with
+ * the access key id, the string it signed and the canonical request, whose signed headers include
+ * a role's session token; the AWS SDK copies every field of that answer onto the error it throws.
+ */
+const echoedSigningFields = ['AWSAccessKeyId', 'StringToSign', 'StringToSignBytes', 'CanonicalRequest', 'CanonicalRequestBytes', 'SignatureProvided'];
+
+/**
+ * A serialised error without those fields, in the errors serialised inside it too (an
+ * AggregateError's, an error-valued field). Only the serialiser's own fresh objects are changed,
+ * never an object the error holds.
+ */
+function withoutSigningFields(serialized: unknown): unknown {
+  if (typeof serialized !== 'object' || serialized === null) return serialized;
+  const serializedError = Object.getPrototypeOf(serialized) as object;
+  const scrub = (fields: Record<string, unknown>): void => {
+    for (const name of echoedSigningFields) delete fields[name];
+    for (const value of Object.values(fields)) {
+      for (const inner of Array.isArray(value) ? value : [value]) {
+        if (typeof inner === 'object' && inner !== null && Object.getPrototypeOf(inner) === serializedError) scrub(inner as Record<string, unknown>);
+      }
+    }
+  };
+  scrub(serialized as Record<string, unknown>);
+  return serialized;
+}
+
+const err: SerializerFn = (error: unknown) => withoutSigningFields(pino.stdSerializers.err(error as Error));
+
+export const logSerializers: Record<string, SerializerFn> = { req, err };
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   return pino({ level: config.logLevel, base: { service: 'cutout' }, serializers: logSerializers });
