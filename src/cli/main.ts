@@ -2,6 +2,7 @@
 // `cutout`: the server and the operator's commands, on the same data folder and environment.
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../store/database.ts';
+import { isDatabaseOutage } from '../store/database-outage.ts';
 import { startServer } from '../server.ts';
 import { accountsCommand, creditsCommand } from './accounts.ts';
 import { passwordCommand } from './passwords.ts';
@@ -169,6 +170,11 @@ main(args).catch((err: unknown) => {
 function describeFailure(err: unknown): { code: string; message: string; exitCode: number } | undefined {
   if (err instanceof CliError) return { code: err.code, message: err.message, exitCode: err.exitCode };
   if (err instanceof ConfigError) return { code: 'invalid_configuration', message: err.message, exitCode: 1 };
+  // A server holding SQLite's write lock past the busy timeout, or PostgreSQL going away mid-command:
+  // nothing is wrong with the command, and running it again shortly may work.
+  if (isDatabaseOutage(err)) {
+    return { code: 'database_unavailable', message: `the database is busy or cannot be reached (${(err as Error).message}); try again shortly`, exitCode: 1 };
+  }
   if (!(err instanceof Error)) return undefined;
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;

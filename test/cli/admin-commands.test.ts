@@ -1,5 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
 import { json, runCli } from '../support/cli.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
 import { describeEachEngine } from '../support/engines.ts';
@@ -131,4 +133,23 @@ describeEachEngine('the cutout admin CLI acts on the same data as the server', (
     assert.equal(run.code, 1);
     assert.match(run.stderr, /^cutout: invalid_configuration: Invalid configuration:\n {2}CUTOUT_MAX_ACTIVE_TASKS/);
   });
+});
+
+test("a command against a SQLite file whose write lock the server holds past the busy timeout fails in one line with database_unavailable, and --json's stdout stays one object", async () => {
+  const server = await startTestServer();
+  const holder = new SQLite(path.join(server.dataDir, 'cutout.sqlite'));
+  try {
+    holder.exec('begin immediate');
+    const asJson = await runCli(['keys', 'list', '--account', 'acct_x', '--json'], { CUTOUT_DATA_DIR: server.dataDir });
+    assert.equal(asJson.code, 1);
+    assert.equal(asJson.stderr, '');
+    assert.equal((JSON.parse(asJson.stdout) as { error: { code: string } }).error.code, 'database_unavailable');
+    const asText = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: server.dataDir });
+    assert.equal(asText.code, 1);
+    assert.match(asText.stderr, /^cutout: database_unavailable: the database is busy or cannot be reached \(database is locked\); try again shortly\n$/);
+  } finally {
+    holder.exec('rollback');
+    holder.close();
+    await server.close();
+  }
 });
