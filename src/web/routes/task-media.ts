@@ -56,7 +56,10 @@ export function taskMediaRoutes(ctx: WebContext) {
         onUnreadable: (err) => request.log.warn({ err, taskId: task.id }, 'a result could not be read for its thumbnail'),
         // A bucket that fails fails for every result; a folder may fail one file and serve the next.
         outage: ctx.config.s3 ? bucketOutage : undefined,
-        abandoned: () => request.raw.socket.destroyed,
+        // Node ends its side of the connection as soon as it reads the browser's FIN: from then on
+        // the answer can never be sent, though the socket counts as destroyed only a loop turn or
+        // more later, and a turn that comes in between must not decode.
+        abandoned: () => !request.raw.socket.writable,
       });
       if (thumbnail === 'busy') {
         return reply.code(503).header('Retry-After', '5').type('text/plain').send('Too many thumbnails are being made; try again shortly.\n');
