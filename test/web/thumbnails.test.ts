@@ -118,13 +118,23 @@ describeEachEngine('result thumbnails', (engine) => {
       // The second thumbnail's request waits its turn, then its browser goes away.
       const cookie = client.cookieHeader();
       const { port } = new URL(server.url);
+      const accepted = new Promise<net.Socket>((resolve) => server.app.server.once('connection', resolve));
       const socket = net.connect(Number(port), '127.0.0.1', () =>
         socket.write(`GET /app/tasks/${left.taskId}/thumbnail HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n\r\n`),
       );
       socket.on('error', () => {});
+      const serverSide = await accepted;
+      assert.equal(serverSide.remotePort, socket.localPort, "the server's end of this browser's connection");
       await until(() => thumbnailQueue.pending === 1);
+      // It has left once the server has read its leaving (a FIN, or a reset), not once this side
+      // has closed: under load the first decode can end before the server reads it, and that turn
+      // cannot know the browser has gone.
+      const departed = new Promise((resolve) => {
+        serverSide.once('end', resolve);
+        serverSide.once('close', resolve);
+      });
       socket.destroy();
-      await new Promise((resolve) => socket.once('close', resolve));
+      await departed;
       hold.release();
       assert.equal((await waiting).status, 200);
       await until(() => thumbnailQueue.active === 0 && thumbnailQueue.pending === 0);
