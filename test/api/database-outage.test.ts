@@ -8,9 +8,10 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { isDatabaseOutage } from '../../src/store/database-outage.ts';
-import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/engines.ts';
+import { postgresUrl } from '../support/engines.ts';
+import { startGatedPostgresServer, type GatedPostgres } from '../support/gated-postgres.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
-import { startTcpGate, type TcpGate } from '../support/tcp-gate.ts';
+import type { TcpGate } from '../support/tcp-gate.ts';
 import { goodPassword, uniqueEmail, WebClient } from '../web/web-client.ts';
 
 const imageUrl = 'https://images.example.test/photo.jpg';
@@ -25,24 +26,14 @@ async function expectUnavailable(res: Response): Promise<void> {
 }
 
 describe('a PostgreSQL server that went away', { skip: postgresUrl ? false : 'CUTOUT_TEST_POSTGRES_URL is not set' }, () => {
-  let database: TestDatabase;
+  let gated: GatedPostgres;
   let gate: TcpGate;
   let server: TestServer;
   before(async () => {
-    database = await createTestDatabase();
-    const direct = new URL(database.url);
-    gate = await startTcpGate(Number(direct.port || 5432));
-    const gated = new URL(database.url);
-    gated.hostname = '127.0.0.1';
-    gated.port = String(gate.port);
-    server = await startTestServer({ DATABASE_URL: gated.toString() });
+    gated = await startGatedPostgresServer();
+    ({ gate, server } = gated);
   });
-  after(async () => {
-    gate.open();
-    await server.close();
-    await gate.close();
-    await database.drop();
-  });
+  after(() => gated.close());
 
   test('creates and polls get 503 service_unavailable with Retry-After, and succeed once it is back', async () => {
     const { key } = await server.account({ credits: 10 });
@@ -90,7 +81,7 @@ describe('a PostgreSQL server that went away', { skip: postgresUrl ? false : 'CU
   });
 
   test('what PostgreSQL and its client say when the server is gone counts as an outage, a bad query does not', async () => {
-    const client = new pg.Client({ connectionString: database.url });
+    const client = new pg.Client({ connectionString: gated.directUrl });
     await client.connect();
     try {
       const syntax = await client.query('selec 1').catch((err: unknown) => err);
@@ -107,9 +98,7 @@ describe('a PostgreSQL server that went away', { skip: postgresUrl ? false : 'CU
     }
     gate.shut();
     try {
-      const gated = new URL(database.url);
-      gated.port = String(gate.port);
-      const refused = await new pg.Client({ connectionString: gated.toString() }).connect().catch((err: unknown) => err);
+      const refused = await new pg.Client({ connectionString: gated.gatedUrl }).connect().catch((err: unknown) => err);
       assert.equal(isDatabaseOutage(refused), true, String(refused));
     } finally {
       gate.open();

@@ -4,7 +4,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
-import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/engines.ts';
+import { postgresUrl } from '../support/engines.ts';
+import { startGatedPostgresServer, type GatedPostgres } from '../support/gated-postgres.ts';
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startTcpGate, type TcpGate } from '../support/tcp-gate.ts';
@@ -18,22 +19,14 @@ async function probe(server: TestServer, pathname: string): Promise<{ status: nu
 }
 
 describe('a PostgreSQL server that stops answering on the connections already open (a network partition)', { skip: postgresUrl ? false : 'CUTOUT_TEST_POSTGRES_URL is not set' }, () => {
-  let database: TestDatabase;
+  let gated: GatedPostgres;
   let gate: TcpGate;
   let server: TestServer;
   before(async () => {
-    database = await createTestDatabase();
-    gate = await startTcpGate(Number(new URL(database.url).port || 5432));
-    const gated = new URL(database.url);
-    gated.port = String(gate.port);
-    server = await startTestServer({ DATABASE_URL: gated.toString() });
+    gated = await startGatedPostgresServer();
+    ({ gate, server } = gated);
   });
-  after(async () => {
-    gate.open();
-    await server.close();
-    await gate.close();
-    await database.drop();
-  });
+  after(() => gated.close());
 
   test('/readyz answers 503 naming the database within seconds, /healthz stays 200, and /readyz is 200 again once it answers', async () => {
     assert.equal((await probe(server, '/readyz')).status, 200);
