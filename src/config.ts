@@ -54,6 +54,7 @@ export const envSchema = z.object({
     .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL; percent-encode any / ? # @ or : in the user name or password' })
     .optional(),
   CUTOUT_DATABASE_POOL_SIZE: int(1, 1000).default(10),
+  CUTOUT_DATABASE_QUERY_TIMEOUT_SECONDS: int(1, 3600).default(30),
   CUTOUT_WORKER_POLL_MS: int(10, 60_000).default(1000),
   CUTOUT_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),
   // Node's own default, which Fastify turns off: room for the largest web upload (25 MB) at about
@@ -109,6 +110,8 @@ export interface Config {
   /** postgres://… when the store is PostgreSQL; undefined for the SQLite file in dataDir. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** How long one PostgreSQL statement may take, on the server and on the wire. */
+  databaseQueryTimeoutMs: number;
   workerPollMs: number;
   shutdownGraceMs: number;
   /** How long one request, its body included, may take to arrive. */
@@ -196,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.CUTOUT_DATABASE_POOL_SIZE,
+    databaseQueryTimeoutMs: e.CUTOUT_DATABASE_QUERY_TIMEOUT_SECONDS * 1000,
     workerPollMs: e.CUTOUT_WORKER_POLL_MS,
     shutdownGraceMs: e.CUTOUT_SHUTDOWN_GRACE_SECONDS * 1000,
     requestTimeoutMs: e.CUTOUT_REQUEST_TIMEOUT_SECONDS * 1000,

@@ -39,7 +39,7 @@ export interface RunningServer {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ? withLogSerializers(options.logger) : createLogger(config);
-  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
+  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize, queryTimeoutMs: config.databaseQueryTimeoutMs });
   let baseUrl = config.publicUrl ?? '';
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), () => baseUrl, config.resultUrlTtlSeconds);
   const results = openResults(config);

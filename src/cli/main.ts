@@ -112,7 +112,7 @@ function stopOnSignal(log: Logger): { started(target: Stoppable): void } {
 
 async function withDatabase(fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>): Promise<void> {
   const config = loadConfig();
-  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: 2 });
+  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: 2, queryTimeoutMs: config.databaseQueryTimeoutMs });
   try {
     await fn(db);
   } finally {

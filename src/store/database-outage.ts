@@ -3,8 +3,11 @@
 // lock past the busy timeout), as opposed to a fault in the request or in our code. Such a request
 // may succeed if sent again shortly, which is what its answer tells the client.
 
-/** PostgreSQL's SQLSTATE classes and codes for a server that cannot serve the connection now. */
-const postgresOutage = /^(08|53|57P0[1-3])/;
+/**
+ * PostgreSQL's SQLSTATE classes and codes for a server that cannot serve the connection now, and
+ * 57014, a statement cancelled at the statement timeout (a lock held elsewhere, an overloaded server).
+ */
+const postgresOutage = /^(08|53|57P0[1-3]|57014)/;
 
 /** What node-postgres and its pool throw, without a code, when the connection ends or cannot be had. */
 const postgresClientOutage = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout)/;

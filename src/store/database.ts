@@ -36,10 +36,23 @@ export interface StoreOptions {
   /** postgres://… selects PostgreSQL; absent means the SQLite file in the data folder. */
   databaseUrl?: string | undefined;
   poolSize?: number;
+  /** PostgreSQL only: how long one statement may take (default 30 s); migrations are not bound by it. */
+  queryTimeoutMs?: number;
 }
 
 export async function openDatabase(options: StoreOptions): Promise<Db> {
-  const db = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openSqlite(options.dataDir);
+  if (!options.databaseUrl) {
+    const db = openSqlite(options.dataDir);
+    await migrated(db);
+    return db;
+  }
+  // Migrations run on a connection of their own without the statement timeout: building an index
+  // on a large table may take longer than any request should, and they run once, at start.
+  await migrated(openPostgres(options.databaseUrl, 1)).then((db) => db.destroy());
+  return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.queryTimeoutMs ?? 30_000);
+}
+
+async function migrated(db: Db): Promise<Db> {
   try {
     await migrate(db);
   } catch (err) {
@@ -117,8 +130,16 @@ const types = {
     oid === int8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-function openPostgres(url: string, max: number): Db {
-  const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000 });
+/**
+ * The pool, its statements bounded by `queryTimeoutMs` when given. The server cancels a statement
+ * that runs past it (a lock another process holds, an overloaded server), and the connection stays
+ * usable; a connection that goes quiet (a network partition) cannot hear that, so the client gives
+ * up a second later on its own and the request fails instead of waiting for TCP to give up, which
+ * takes many minutes. The late answer is dropped when it comes.
+ */
+function openPostgres(url: string, max: number, queryTimeoutMs?: number): Db {
+  const timeouts = queryTimeoutMs === undefined ? {} : { statement_timeout: queryTimeoutMs, query_timeout: queryTimeoutMs + 1000 };
+  const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000, ...timeouts });
   // A connection the server drops (restart, failover, pg_terminate_backend) emits an error event:
   // on the pool while idle, on the client while checked out between two queries. Unhandled, either
   // would crash the process; the next query on that client fails instead, and the pool discards

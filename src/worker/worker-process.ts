@@ -23,7 +23,7 @@ export interface RunningWorker {
 
 export async function startWorkerProcess(config: Config, options: { logger?: Logger } = {}): Promise<RunningWorker> {
   const logger = (options.logger ? withLogSerializers(options.logger) : createLogger(config)).child({ role: 'worker' });
-  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: Math.min(config.databasePoolSize, config.workerConcurrency + 2) });
+  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: Math.min(config.databasePoolSize, config.workerConcurrency + 2), queryTimeoutMs: config.databaseQueryTimeoutMs });
   const results = openResults(config);
   const metrics = new Metrics(db);
   let modelLoaded = false;

@@ -3,12 +3,15 @@
 // stays up (the process recovers on its own); and readiness is back once the store answers again.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
 import { postgresUrl } from '../support/engines.ts';
 import { startGatedPostgresServer, type GatedPostgres } from '../support/gated-postgres.ts';
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { createBody, startTestServer, type TestServer } from '../support/server.ts';
 import { startTcpGate, type TcpGate } from '../support/tcp-gate.ts';
+
+const imageUrl = 'https://images.example.test/photo.jpg';
 
 /** Well past the probe's own bound, far short of the store's own timeouts: a hang fails the test. */
 const probeAnswersWithinMs = 8000;
@@ -23,7 +26,7 @@ describe('a PostgreSQL server that stops answering on the connections already op
   let gate: TcpGate;
   let server: TestServer;
   before(async () => {
-    gated = await startGatedPostgresServer();
+    gated = await startGatedPostgresServer({ CUTOUT_DATABASE_QUERY_TIMEOUT_SECONDS: '1' });
     ({ gate, server } = gated);
   });
   after(() => gated.close());
@@ -55,6 +58,42 @@ describe('a PostgreSQL server that stops answering on the connections already op
       gate.open();
     }
     assert.match(await (await server.request('/metrics')).text(), /^cutout_tasks\{status="queued"\} 0$/m);
+  });
+
+  test('a create and a poll answer 503 service_unavailable within the query timeout instead of waiting on the connection, and work again once it answers', async () => {
+    const { key } = await server.account({ credits: 10 });
+    const created = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: imageUrl }), key });
+    assert.equal(created.status, 202);
+    const { id } = (await created.json()) as { id: string };
+    gate.freeze();
+    try {
+      for (const [pathname, init] of [['/api/v1/bg/removals', createBody({ image_url: imageUrl })], [`/api/v1/bg/removals/${id}`, {}]] as const) {
+        const res = await server.request(pathname, { ...init, key, signal: AbortSignal.timeout(probeAnswersWithinMs) });
+        assert.equal(res.status, 503, pathname);
+        assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'service_unavailable');
+      }
+    } finally {
+      gate.open();
+    }
+    assert.equal((await server.request('/api/v1/bg/removals', { ...createBody({ image_url: imageUrl }), key })).status, 202);
+    assert.equal((await server.request(`/api/v1/bg/removals/${id}`, { key })).status, 200);
+  });
+
+  test('a create that waits on a row another connection keeps locked is cancelled by the server at the timeout and answers 503', async () => {
+    const { key, accountId } = await server.account({ credits: 10 });
+    const holder = new pg.Client({ connectionString: gated.directUrl });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select id from accounts where id = $1 for update', [accountId]);
+      const res = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: imageUrl }), key, signal: AbortSignal.timeout(probeAnswersWithinMs) });
+      assert.equal(res.status, 503);
+      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'service_unavailable');
+      await holder.query('rollback');
+    } finally {
+      await holder.end();
+    }
+    assert.equal((await server.request('/api/v1/bg/removals', { ...createBody({ image_url: imageUrl }), key })).status, 202);
   });
 });
 
