@@ -25,21 +25,20 @@ const decoders = new Map<string, Decoder>([
   ['br', brotliDecompress],
 ]);
 
-/** The body as the server meant it; throws a TaskError for an encoding it cannot undo or corrupt data. */
+/**
+ * The body as the server meant it; throws a TaskError for corrupt data. An encoding it does not
+ * know (aws-chunked from an S3-compatible store, "none", a list of several) leaves the body as it
+ * came, as browsers leave it: the image decoder judges those bytes, and an image still decodes.
+ */
 export async function decodeBody(contentEncoding: string | undefined, body: Buffer, maxBytes: number): Promise<Buffer> {
   const encoding = (contentEncoding ?? '').trim().toLowerCase();
-  if (encoding === '' || encoding === 'identity') return body;
-  // The header comes from the remote server: it is named in the message only when it is a plain token.
-  const named = /^[a-z0-9-]{1,32}$/.test(encoding) ? ` (${encoding})` : '';
   const decode = decoders.get(encoding);
-  if (decode === undefined) {
-    throw new TaskError('image_download_failed', `The image server sent the image in a Content-Encoding the service cannot decode${named}.`);
-  }
+  if (decode === undefined) return body;
   try {
     return await decode(body, { maxOutputLength: maxBytes });
   } catch (err) {
     if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes);
-    throw new TaskError('image_download_failed', `The image server sent a compressed body${named} that could not be decompressed.`);
+    throw new TaskError('image_download_failed', `The image server sent a compressed body (${encoding}) that could not be decompressed.`);
   }
 }
 

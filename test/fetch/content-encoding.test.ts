@@ -45,7 +45,8 @@ before(async () => {
     '/gzip-bomb': encoded('gzip', zlib.gzipSync(zeros, { level: 9 })),
     '/br-bomb': encoded('br', zlib.brotliCompressSync(zeros, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } })),
     '/corrupt-gzip': encoded('gzip', Buffer.concat([zlib.gzipSync(image).subarray(0, 12), Buffer.from('garbage')])),
-    '/zstd': encoded('zstd', image),
+    '/aws-chunked': encoded('aws-chunked', image),
+    '/none': encoded('none', image),
     '/constructor': encoded('constructor', image),
     '/proto': encoded('__proto__', image),
     '/odd-encoding': encoded('gzip;q=1, <script>', image),
@@ -80,21 +81,16 @@ describe('a body the service cannot decode', () => {
   it('corrupt gzip data is image_download_failed, not an image the decoder cannot read', async () => {
     await assert.rejects(fetchImage(`${server.origin}/corrupt-gzip`, options()), failsWith('image_download_failed', /could not be decompressed/));
   });
+});
 
-  it('an encoding it does not know is image_download_failed and named', async () => {
-    await assert.rejects(fetchImage(`${server.origin}/zstd`, options()), failsWith('image_download_failed', /cannot decode \(zstd\)/));
-  });
-
-  it('an encoding named like a property every object has (constructor, __proto__) is one it does not know', async () => {
-    await assert.rejects(fetchImage(`${server.origin}/constructor`, options()), failsWith('image_download_failed', /cannot decode \(constructor\)/));
-    await assert.rejects(fetchImage(`${server.origin}/proto`, options()), failsWith('image_download_failed', /cannot decode\./));
-  });
-
-  it('an encoding that is not a plain token is refused without echoing it', async () => {
-    await assert.rejects(fetchImage(`${server.origin}/odd-encoding`, options()), (err: unknown) => {
-      assert.ok(err instanceof TaskError && err.code === 'image_download_failed');
-      assert.doesNotMatch(err.message, /script/);
-      return true;
+// Browsers pass a body whose Content-Encoding they do not know through as it is (an S3-compatible
+// store answering with the aws-chunked of its upload, a server saying "none"), and so did the
+// download before it decoded anything: such an image must still come back, for the decoder to judge.
+describe('an encoding the service does not know', () => {
+  for (const route of ['/aws-chunked', '/none', '/constructor', '/proto', '/odd-encoding']) {
+    it(`${route.slice(1)}: the body comes back as it was sent`, async () => {
+      const got = await fetchImage(`${server.origin}${route}`, options());
+      assert.deepEqual(got.data, image);
     });
-  });
+  }
 });
