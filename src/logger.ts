@@ -63,7 +63,12 @@ function withoutSigningFields(serialized: unknown): unknown {
   return serialized;
 }
 
-const err: SerializerFn = (error: unknown) => withoutSigningFields(pino.stdSerializers.err(error as Error));
+// A value that is not error-like comes back from pino's serialiser as it is: the caller's own
+// object, which may hold a cycle (pino's output handles those, a walk through it would not).
+const err: SerializerFn = (error: unknown) => {
+  const serialized = pino.stdSerializers.err(error as Error);
+  return serialized === error ? serialized : withoutSigningFields(serialized);
+};
 
 export const logSerializers: Record<string, SerializerFn> = { req, err };
 

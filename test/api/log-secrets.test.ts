@@ -78,3 +78,13 @@ test("a bucket's refusal is logged with its code and status, without the key id,
     bucket.close();
   }
 });
+
+test('a thrown value that is not an error is logged as pino logs it: not changed, and a cycle in it is no crash', async () => {
+  const thrown: Record<string, unknown> = { reason: 'not an Error', AWSAccessKeyId: 'kept: the caller owns this object' };
+  thrown.self = thrown;
+  const log = new LogCollector();
+  withLogSerializers(pino(log.stream)).error({ err: thrown }, 'a rejection with a plain object');
+  const line = await log.next((e) => e.msg === 'a rejection with a plain object');
+  assert.deepEqual((line as unknown as { err: unknown }).err, { reason: 'not an Error', AWSAccessKeyId: 'kept: the caller owns this object', self: '[Circular]' });
+  assert.equal(thrown.AWSAccessKeyId, 'kept: the caller owns this object');
+});
