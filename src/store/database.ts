@@ -145,10 +145,32 @@ function openPostgres(url: string, max: number, queryTimeoutMs?: number): Db {
   // would crash the process; the next query on that client fails instead, and the pool discards
   // the dead client and opens a fresh one (test/e2e/multi-process.test.ts cuts connections).
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    if (queryTimeoutMs !== undefined) closeWhenUnanswered(client);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
   return db;
+}
+
+/**
+ * pg gives up on a statement at query_timeout but keeps its connection, still waiting for that
+ * answer, and the pool hands it out again: each later statement on it queued behind the lost one and
+ * failed a timeout later, for as long as TCP took to notice (many minutes after a failover). The
+ * connection is closed instead, so the pool drops it and opens a fresh one.
+ */
+function closeWhenUnanswered(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((...args: unknown[]) => {
+    const result = query(...args);
+    if (result instanceof Promise) {
+      result.catch((err: unknown) => {
+        if (err instanceof Error && err.message === 'Query read timeout') (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      });
+    }
+    return result;
+  }) as typeof client.query;
 }
 
 const pools = new WeakMap<Db, pg.Pool>();

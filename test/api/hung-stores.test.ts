@@ -97,6 +97,31 @@ describe('a PostgreSQL server that stops answering on the connections already op
   });
 });
 
+describe('a PostgreSQL server whose open connections are lost for good while new ones get through (a failover)', { skip: postgresUrl ? false : 'CUTOUT_TEST_POSTGRES_URL is not set' }, () => {
+  let gated: GatedPostgres;
+  before(async () => {
+    gated = await startGatedPostgresServer({ CUTOUT_DATABASE_QUERY_TIMEOUT_SECONDS: '1', CUTOUT_DATABASE_POOL_SIZE: '3' });
+  });
+  after(() => gated.close());
+
+  test('a poll that met a lost connection is answered 503, and the next ones reach the database on fresh connections', async () => {
+    const { server, gate } = gated;
+    const { key } = await server.account({ credits: 10 });
+    const created = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: imageUrl }), key });
+    assert.equal(created.status, 202);
+    const { id } = (await created.json()) as { id: string };
+    gate.strand();
+    // Each connection that was open costs the one request that meets it, and no more: the pool
+    // (3 connections here) opens fresh ones in their place.
+    const polls: number[] = [];
+    while (polls.length <= 3 && polls.at(-1) !== 200) {
+      polls.push((await server.request(`/api/v1/bg/removals/${id}`, { key, signal: AbortSignal.timeout(probeAnswersWithinMs) })).status);
+    }
+    assert.equal(polls.at(-1), 200, polls.join(', '));
+    assert.equal((await server.request(`/api/v1/bg/removals/${id}`, { key })).status, 200);
+  });
+});
+
 describe('a bucket that accepts connections and never answers', () => {
   let s3: S3Server;
   let gate: TcpGate;

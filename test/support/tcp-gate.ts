@@ -2,7 +2,9 @@
 // server: while shut it resets every connection at once, as a store that went away does; while
 // silent it accepts connections and never answers, as a store that hangs does; while frozen the
 // connections already open stay open but carry nothing, as across a network partition, and what
-// was sent meanwhile arrives once the gate opens again, as TCP retransmits it.
+// was sent meanwhile arrives once the gate opens again, as TCP retransmits it; stranded, the
+// connections already open carry nothing ever again while new ones pass, as after a failover that
+// moved the server to another machine.
 import net from 'node:net';
 
 export interface TcpGate {
@@ -12,6 +14,7 @@ export interface TcpGate {
   shut(): void;
   silence(): void;
   freeze(): void;
+  strand(): void;
   open(): void;
   close(): Promise<void>;
 }
@@ -22,8 +25,13 @@ export async function startTcpGate(targetPort: number): Promise<TcpGate> {
   const sockets = new Set<net.Socket>();
   /** Bytes held while frozen, each for the socket it was on its way to. */
   let held: [net.Socket, Buffer][] = [];
+  const stranded = new WeakSet<net.Socket>();
   const relay = (from: net.Socket, to: net.Socket): void => {
-    from.on('data', (chunk: Buffer) => (mode === 'frozen' ? held.push([to, chunk]) : to.write(chunk)));
+    from.on('data', (chunk: Buffer) => {
+      if (stranded.has(from)) return;
+      if (mode === 'frozen') held.push([to, chunk]);
+      else to.write(chunk);
+    });
     from.on('end', () => to.end());
   };
   const server = net.createServer((client) => {
@@ -68,6 +76,9 @@ export async function startTcpGate(targetPort: number): Promise<TcpGate> {
     },
     freeze() {
       mode = 'frozen';
+    },
+    strand() {
+      for (const socket of sockets) stranded.add(socket);
     },
     open() {
       mode = 'open';
