@@ -4,10 +4,11 @@
 // may succeed if sent again shortly, which is what its answer tells the client.
 
 /**
- * PostgreSQL's SQLSTATE classes and codes for a server that cannot serve the connection now, and
- * 57014, a statement cancelled at the statement timeout (a lock held elsewhere, an overloaded server).
+ * PostgreSQL's SQLSTATE classes and codes for a server that cannot serve the connection now; 57014, a
+ * statement cancelled at the statement timeout (a lock held elsewhere, an overloaded server); and
+ * 25006, a write refused by a server that became a standby (a connection kept across a failover).
  */
-const postgresOutage = /^(08|53|57P0[1-3]|57014)/;
+const postgresOutage = /^(08|53|57P0[1-3]|57014|25006)/;
 
 /** What node-postgres and its pool throw, without a code, when the connection ends or cannot be had. */
 const postgresClientOutage = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout)/;

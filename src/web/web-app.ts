@@ -99,7 +99,7 @@ export function webApp(api: ApiContext) {
       if (isDatabaseOutage(err)) {
         request.log.error({ err }, 'database unavailable');
         reply.header('Retry-After', String(databaseOutageRetrySeconds));
-        return send(503, 'Temporarily unavailable', `The service cannot reach its database just now. Try again in a few seconds; if it goes on, quote the request id ${request.id}.`);
+        return send(503, 'Temporarily unavailable', `The service cannot reach its database or its storage just now. Try again in a few seconds; if it goes on, quote the request id ${request.id}.`);
       }
       request.log.error({ err }, 'unhandled web error');
       return send(500, 'Something went wrong', `An unexpected error occurred; quote the request id ${request.id} when reporting it.`);

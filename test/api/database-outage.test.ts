@@ -73,7 +73,7 @@ describe('a PostgreSQL server that went away', { skip: postgresUrl ? false : 'CU
       assert.equal(response.status, 503);
       assert.equal(response.headers.get('retry-after'), '5');
       assert.match(response.headers.get('content-type') ?? '', /text\/html/);
-      assert.match(body, /cannot reach its database just now/);
+      assert.match(body, /cannot reach its database or its storage just now/);
     } finally {
       gate.open();
     }
@@ -90,6 +90,11 @@ describe('a PostgreSQL server that went away', { skip: postgresUrl ? false : 'CU
       await client.query('insert into outage_probe values (1) on conflict do nothing');
       const duplicate = await client.query('insert into outage_probe values (1)').catch((err: unknown) => err);
       assert.equal(isDatabaseOutage(duplicate), false, String(duplicate));
+      // A write on a connection to a server that has become a standby, as after a failover (SQLSTATE 25006).
+      await client.query('begin read only');
+      const readOnly = await client.query('insert into outage_probe values (2)').catch((err: unknown) => err);
+      await client.query('rollback');
+      assert.equal(isDatabaseOutage(readOnly), true, String(readOnly));
       // The server ending this very connection, as a restart or failover does (SQLSTATE 57P01).
       const terminated = await client.query('select pg_terminate_backend(pg_backend_pid())').catch((err: unknown) => err);
       assert.equal(isDatabaseOutage(terminated), true, String(terminated));

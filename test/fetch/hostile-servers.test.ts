@@ -38,7 +38,6 @@ function trickle(socket: Socket, start: string): void {
 
 before(async () => {
   server = await startRawHttpServer({
-    // The connection is left open, as a server that really switched protocols would.
     '/no-content': (socket) => void socket.end('HTTP/1.1 204 No Content\r\n\r\n'),
     '/partial': (socket) => void socket.end('HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-3/4096\r\nContent-Length: 4\r\n\r\n\x89PNG'),
     '/to-cafe': (socket) => void socket.end(Buffer.from('HTTP/1.1 302 Found\r\nLocation: /caf\u00c3\u00a9.png\r\nContent-Length: 0\r\n\r\n', 'latin1')),
@@ -55,6 +54,7 @@ before(async () => {
     '/empty': (socket) => void socket.end('HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 0\r\n\r\n'),
     '/trickled-head': (socket) => trickle(socket, 'HTTP/1.1 200 OK\r\nX-Slow: '),
     '/trickled-body': (socket) => trickle(socket, 'HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n'),
+    // The connection is left open, as a server that really switched protocols would.
     '/switching': (socket) => void socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n'),
   });
 });
@@ -126,10 +126,9 @@ describe('a server that breaks HTTP', () => {
 describe('a server that keeps sending, slowly', () => {
   for (const route of ['/trickled-head', '/trickled-body']) {
     it(`${route.slice(1)}: a byte every 10 ms does not keep the download alive past its deadline`, async () => {
-      const started = performance.now();
+      // The trickle never ends: an idle timeout, which each byte resets, would never fire, and only
+      // the whole download's deadline ends it (no wall-clock bound here, which a loaded machine could miss).
       await assert.rejects(fetchImage(`${server.origin}${route}`, options({ timeoutMs: 300 })), failsWith('image_download_failed', /timed out after 300 ms/));
-      const elapsed = performance.now() - started;
-      assert.ok(elapsed < 1500, `gave up after ${elapsed} ms`);
       await server.allClosed();
     });
   }
