@@ -41,11 +41,7 @@ export interface StoreOptions {
 }
 
 export async function openDatabase(options: StoreOptions): Promise<Db> {
-  if (!options.databaseUrl) {
-    const db = openSqlite(options.dataDir);
-    await migrated(db);
-    return db;
-  }
+  if (!options.databaseUrl) return migrated(openSqlite(options.dataDir));
   // Migrations run on a connection of their own without the statement timeout: building an index
   // on a large table may take longer than any request should, and they run once, at start.
   await migrated(openPostgres(options.databaseUrl, 1)).then((db) => db.destroy());

@@ -16,6 +16,16 @@ import { goodPassword, uniqueEmail, WebClient } from '../web/web-client.ts';
 
 const imageUrl = 'https://images.example.test/photo.jpg';
 
+/** What `statement` throws (undefined when it does not). */
+function thrownBy(statement: () => unknown): unknown {
+  try {
+    statement();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
+
 async function expectUnavailable(res: Response): Promise<void> {
   const body = (await res.json()) as { error: { code: string; message: string; request_id: string } };
   assert.equal(res.status, 503, JSON.stringify(body));
@@ -138,23 +148,11 @@ describe('a SQLite file whose write lock another process holds', () => {
     const other = new SQLite(path.join(server.dataDir, 'cutout.sqlite'), { timeout: 0 });
     try {
       holder.exec('begin immediate');
-      const busy = (() => {
-        try {
-          other.exec('begin immediate');
-        } catch (err) {
-          return err;
-        }
-      })();
+      const busy = thrownBy(() => other.exec('begin immediate'));
       assert.equal(isDatabaseOutage(busy), true, String(busy));
       holder.exec('rollback');
       other.exec('create temp table probe (id integer primary key); insert into probe values (1)');
-      const duplicate = (() => {
-        try {
-          other.exec('insert into probe values (1)');
-        } catch (err) {
-          return err;
-        }
-      })();
+      const duplicate = thrownBy(() => other.exec('insert into probe values (1)'));
       assert.equal(isDatabaseOutage(duplicate), false, String(duplicate));
     } finally {
       other.close();

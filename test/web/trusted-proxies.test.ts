@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { forgetAttempts, signUps, startProxiedServer } from './proxied-visitors.ts';
 import { signUpFrom } from './from-address.ts';
 import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
 
@@ -16,29 +17,15 @@ const sessionCookie = (setCookies: string[]): string | undefined => setCookies.f
 describeEachEngine('behind a trusted proxy', (engine) => {
   let server: TestServer;
   before(async () => {
-    // Two sign-ups an hour, and one failed sign-in per email (so ten per address) in 15 minutes.
-    server = await startTestServer(
-      { CUTOUT_TRUSTED_PROXIES: '127.0.0.1, 198.51.100.0/24,2001:db8:ffff::/48', CUTOUT_WEB_SIGN_UPS_PER_HOUR: '2', CUTOUT_WEB_SIGN_IN_MAX_FAILURES: '1' },
-      { engine },
-    );
+    server = await startProxiedServer(engine, '127.0.0.1, 198.51.100.0/24,2001:db8:ffff::/48');
   });
   after(async () => server.close());
-  beforeEach(async () => {
-    await server.db.deleteFrom('sign_up_attempts').execute();
-    await server.db.deleteFrom('sign_in_attempts').execute();
-  });
-
-  /** Sign-ups through the proxy, one after the other, each with the X-Forwarded-For given; their statuses. */
-  async function signUps(forwardedFor: string[]): Promise<number[]> {
-    const statuses: number[] = [];
-    for (const value of forwardedFor) statuses.push((await new WebClient(server.url, { 'x-forwarded-for': value }).signUp(uniqueEmail(), goodPassword)).status);
-    return statuses;
-  }
+  beforeEach(() => forgetAttempts(server));
 
   test('two visitors with different forwarded addresses each get their own sign-up allowance', async () => {
     // What a visitor writes in front of the address the proxy adds is passed over.
-    assert.deepEqual(await signUps(['203.0.113.7', '10.0.0.1, 203.0.113.7', '10.0.0.2, 203.0.113.7']), [303, 303, 429]);
-    assert.deepEqual(await signUps(['198.51.100.9', '198.51.100.9']), [303, 303]);
+    assert.deepEqual(await signUps(server, ['203.0.113.7', '10.0.0.1, 203.0.113.7', '10.0.0.2, 203.0.113.7']), [303, 303, 429]);
+    assert.deepEqual(await signUps(server, ['198.51.100.9', '198.51.100.9']), [303, 303]);
   });
 
   test('one visitor guessing passwords does not lock sign-in for another visitor behind the proxy', async () => {
@@ -55,23 +42,23 @@ describeEachEngine('behind a trusted proxy', (engine) => {
   });
 
   test('a visitor forwarded as address:port is counted by its address, whatever port it comes from', async () => {
-    assert.deepEqual(await signUps(['203.0.113.40:50001', '203.0.113.40:50002', '203.0.113.40']), [303, 303, 429]);
-    assert.deepEqual(await signUps(['[2001:db8:7:7::1]:443', '[2001:db8:7:7::2]:444', '2001:db8:7:7::3']), [303, 303, 429]);
+    assert.deepEqual(await signUps(server, ['203.0.113.40:50001', '203.0.113.40:50002', '203.0.113.40']), [303, 303, 429]);
+    assert.deepEqual(await signUps(server, ['[2001:db8:7:7::1]:443', '[2001:db8:7:7::2]:444', '2001:db8:7:7::3']), [303, 303, 429]);
   });
 
   test('an outer proxy that the next one forwards as address:port is still a listed proxy: visitors behind it keep their own allowances', async () => {
     assert.deepEqual(
-      await signUps(['203.0.113.50, 198.51.100.1:443', '203.0.113.50, 198.51.100.1:50123', '203.0.113.51, 198.51.100.1:50124', '203.0.113.50, 198.51.100.1']),
+      await signUps(server, ['203.0.113.50, 198.51.100.1:443', '203.0.113.50, 198.51.100.1:50123', '203.0.113.51, 198.51.100.1:50124', '203.0.113.50, 198.51.100.1']),
       [303, 303, 303, 429],
     );
-    assert.deepEqual(await signUps(['2001:db8:50::1, [2001:db8:ffff::5]:443', '2001:db8:51::1, [2001:db8:ffff::5]:443', '2001:db8:51::2, [2001:db8:ffff::5]:444']), [303, 303, 303]);
+    assert.deepEqual(await signUps(server, ['2001:db8:50::1, [2001:db8:ffff::5]:443', '2001:db8:51::1, [2001:db8:ffff::5]:443', '2001:db8:51::2, [2001:db8:ffff::5]:444']), [303, 303, 303]);
   });
 
   test('a client that is not a trusted proxy cannot pick its address with X-Forwarded-For', async () => {
     const from = (forwardedFor: string) => signUpFrom(server.url, '127.0.0.2', uniqueEmail(), { 'x-forwarded-for': forwardedFor });
     assert.deepEqual([(await from('203.0.113.1')).status, (await from('203.0.113.2')).status, (await from('203.0.113.3')).status], [303, 303, 429]);
     // It was counted under its own address, the one the proxy would forward for it.
-    assert.deepEqual(await signUps(['127.0.0.2']), [429]);
+    assert.deepEqual(await signUps(server, ['127.0.0.2']), [429]);
   });
 
   test("the proxy's X-Forwarded-Proto https makes the session cookie Secure and asks browsers for https from then on; another client's does neither", async () => {
