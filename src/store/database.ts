@@ -154,7 +154,9 @@ function openPostgres(url: string, max: number, queryTimeoutMs?: number): Db {
  * pg gives up on a statement at query_timeout but keeps its connection, still waiting for that
  * answer, and the pool hands it out again: each later statement on it queued behind the lost one and
  * failed a timeout later, for as long as TCP took to notice (many minutes after a failover). The
- * connection is closed instead, so the pool drops it and opens a fresh one.
+ * connection is ended instead (pg cuts a connection whose statement is still pending), and marked
+ * as ending before the pool takes it back, so the pool drops it rather than handing it out once
+ * more while it closes, and opens a fresh one.
  */
 function closeWhenUnanswered(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -162,7 +164,7 @@ function closeWhenUnanswered(client: pg.PoolClient): void {
     const result = query(...args);
     if (result instanceof Promise) {
       result.catch((err: unknown) => {
-        if (err instanceof Error && err.message === 'Query read timeout') (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        if (err instanceof Error && err.message === 'Query read timeout') client.end().catch(() => {});
       });
     }
     return result;
