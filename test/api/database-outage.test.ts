@@ -59,6 +59,18 @@ describe('a PostgreSQL server that went away', { skip: postgresUrl ? false : 'CU
     assert.equal((await server.request(`/api/v1/bg/removals/${created.id}`, { key })).status, 200);
   });
 
+  test('a task id that cannot name a task (broken percent-encoding, over-long) gets 503 too, not an internal error', async () => {
+    const { key } = await server.account({ credits: 10 });
+    gate.shut();
+    try {
+      await expectUnavailable(await server.request('/api/v1/bg/removals/%ff', { key }));
+      await expectUnavailable(await server.request(`/api/v1/bg/removals/${'a'.repeat(101)}`, { key }));
+    } finally {
+      gate.open();
+    }
+    assert.equal((await server.request('/api/v1/bg/removals/%ff', { key })).status, 404);
+  });
+
   test("/metrics keeps answering while the database is gone: the process's own figures, without the queue it cannot read, which is back once the database is", async () => {
     gate.shut();
     try {

@@ -60,18 +60,21 @@ function translateFrameworkError(err: FastifyError, request: FastifyRequest): Ap
   return undefined;
 }
 
+/** The answer to whatever a route or hook threw; router-refusals.ts answers through it too. */
+export function answerError(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // Answered 408 and logged on the socket already (client-errors.ts), which is closed now.
+  if (clientAbort(err, request) === 'timed_out') return reply.code(408).send(errorBody('invalid_request', timedOutMessage, request.id));
+  const apiError = err instanceof ApiError ? err : translateFrameworkError(err, request);
+  if (apiError) return sendApiError(reply, request, apiError);
+  if (isDatabaseOutage(err)) {
+    request.log.error({ err }, 'database unavailable');
+    return sendError(reply, request, 'service_unavailable', databaseOutageMessage, { 'Retry-After': String(databaseOutageRetrySeconds) });
+  }
+  request.log.error({ err }, 'unhandled error');
+  return sendError(reply, request, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    // Answered 408 and logged on the socket already (client-errors.ts), which is closed now.
-    if (clientAbort(err, request) === 'timed_out') return reply.code(408).send(errorBody('invalid_request', timedOutMessage, request.id));
-    const apiError = err instanceof ApiError ? err : translateFrameworkError(err, request);
-    if (apiError) return sendApiError(reply, request, apiError);
-    if (isDatabaseOutage(err)) {
-      request.log.error({ err }, 'database unavailable');
-      return sendError(reply, request, 'service_unavailable', databaseOutageMessage, { 'Retry-After': String(databaseOutageRetrySeconds) });
-    }
-    request.log.error({ err }, 'unhandled error');
-    return sendError(reply, request, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
-  });
+  app.setErrorHandler(answerError);
   app.setNotFoundHandler((request, reply) => sendError(reply, request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
 }

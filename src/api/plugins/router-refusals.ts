@@ -13,7 +13,7 @@ import type { FastifyError, FastifyReply, FastifyRequest, onRequestAsyncHookHand
 import { ApiError } from '../../domain/errors.ts';
 import { malformedTaskIdMessage } from '../routes/removals.ts';
 import { invalidResultUrlMessage } from '../routes/results.ts';
-import { sendApiError, sendError } from './error-handler.ts';
+import { answerError, sendApiError } from './error-handler.ts';
 
 const taskPath = /^\/api\/v1\/bg\/removals\/[^/]+$/;
 const resultPath = /^\/api\/v1\/results\/[^/]+$/;
@@ -36,17 +36,13 @@ export function answerRouterRefusal(authenticate: onRequestAsyncHookHandler) {
   return async (err: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     // The onRequest hook that sets this header does not run for a request no route took.
     reply.header('X-Request-Id', request.id);
-    let apiError: ApiError;
     try {
-      apiError = await refusal(err, request, reply, authenticate);
+      sendApiError(reply, request, await refusal(err, request, reply, authenticate));
     } catch (thrown) {
-      if (!(thrown instanceof ApiError)) {
-        // Fastify does not wait for this handler, so nothing above would catch a rejection.
-        request.log.error({ err: thrown }, 'unhandled error');
-        return void sendError(reply, request, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
-      }
-      apiError = thrown;
+      // Fastify does not wait for this handler, so nothing above would catch a rejection. What the
+      // API key check throws gets the answer it gets on a route: its refusals, and 503 for a
+      // database outage.
+      answerError(thrown as FastifyError, request, reply);
     }
-    sendApiError(reply, request, apiError);
   };
 }
