@@ -135,6 +135,16 @@ describeEachEngine('requests no route can take as they are', (engine) => {
       );
     });
 
+    test('an Expect other than 100-continue gets 417 with the Error body and a request id', async () => {
+      const body = JSON.stringify({ image_url: 'https://images.example.test/photo.jpg' });
+      const message = await expectRawError(
+        `POST /api/v1/bg/removals HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+          `Expect: 200-ok\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        417,
+      );
+      assert.match(message, /Expect/);
+    });
+
     test('chunk extensions over the parser limit get 413 with the Error body and a request id', async () => {
       const body = '{"a":1}';
       const message = await expectRawError(

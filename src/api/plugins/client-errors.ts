@@ -1,12 +1,13 @@
 // Requests Node's HTTP parser refuses never reach Fastify's routes or hooks: a header block over the
 // size limit, a request not received within the request timeout, or bytes that are not HTTP (a
-// control character in a header, two Content-Length headers). They are answered on the socket in the
-// Error body, logged, and keep the status Node would have sent; the code is invalid_request, since
+// control character in a header, two Content-Length headers); nor does one whose Expect header Node
+// cannot meet. They are answered in the Error body, logged, and keep the status Node would have
+// sent; the code is invalid_request, since
 // each is a malformed request. A request already under way (its body too slow) keeps its own request
 // id, so the line an operator finds by the id the client quotes names it.
-import http, { type IncomingMessage } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { markTimedOut, timedOutMessage } from './client-abort.ts';
 import { errorBody } from './error-handler.ts';
 
@@ -62,5 +63,21 @@ export function answerClientError(newRequestId: () => string) {
       );
     }
     socket.destroy(err);
+  };
+}
+
+/**
+ * Node's checkExpectation event: an Expect header other than 100-continue. Without a listener Node
+ * answers it 417 with an empty body before Fastify sees the request; it keeps that status here, with
+ * the Error body and a request id like the parser's refusals.
+ */
+export function answerUnmetExpectation(newRequestId: () => string, log: FastifyBaseLogger) {
+  return (request: IncomingMessage, response: ServerResponse): void => {
+    const requestId = newRequestId();
+    const message = 'The Expect header asks for something the server does not do: only "100-continue" is supported.';
+    log.info({ reqId: requestId, code: 'invalid_request', status: 417, req: { method: request.method, url: request.url } }, message);
+    const body = JSON.stringify(errorBody('invalid_request', message, requestId));
+    response.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId });
+    response.end(body);
   };
 }
