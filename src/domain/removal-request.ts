@@ -13,7 +13,9 @@ export const maxImageUrlLength = 2048;
 
 export const imageUrlSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'image_url is required' : 'image_url must be a string') })
-  .max(maxImageUrlLength, `image_url must be at most ${maxImageUrlLength} characters`)
+  // Characters as the published maxLength counts them (JSON Schema: code points), so an emoji is one,
+  // not the two UTF-16 units .max() would count.
+  .refine((value) => [...value].length <= maxImageUrlLength, `image_url must be at most ${maxImageUrlLength} characters`)
   // A URL parser strips control characters at the ends, drops tabs and newlines and percent-encodes
   // the rest, so the address fetched would differ from the one sent and echoed; and PostgreSQL
   // refuses a NUL in text. Refused on both engines alike.
@@ -32,8 +34,8 @@ export const imageUrlSchema = z
 export const createRemovalBodySchema = z
   .strictObject(
     {
-    // `format` is only published (the checks above are what validates): an absolute http(s) URL.
-    image_url: imageUrlSchema.meta({ description: 'Public HTTP(S) URL of the source image, at most 2048 characters.', format: 'uri' }),
+    // `format` and `maxLength` are only published (the checks above are what validates).
+    image_url: imageUrlSchema.meta({ description: 'Public HTTP(S) URL of the source image, at most 2048 characters.', format: 'uri', maxLength: maxImageUrlLength }),
     model: z
       .literal('bg-remover', { error: 'model must be "bg-remover" (the only model of this version)' })
       .optional()

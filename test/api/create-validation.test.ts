@@ -90,6 +90,14 @@ describeEachEngine('POST /bg/removals validation', (engine) => {
   });
   test('an image_url longer than 2048 characters is refused', () =>
     expectInvalid(json(JSON.stringify({ image_url: `https://example.test/${'a'.repeat(2030)}` })), /at most 2048 characters/));
+  test('an image_url of 2048 characters is accepted however many of them are emoji, and 2049 are refused', async () => {
+    // Characters as the published schema's maxLength counts them: an emoji is one, not two UTF-16 units.
+    const url = `https://example.test/${'😀'.repeat(2048 - 'https://example.test/'.length)}`;
+    const res = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: url }), key });
+    assert.equal(res.status, 202, await res.clone().text());
+    assert.equal(((await res.json()) as { input: { image_url: string } }).input.image_url, url);
+    await expectInvalid(json(JSON.stringify({ image_url: `${url}😀` })), /at most 2048 characters/);
+  });
   test('an unknown field is refused and named', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, size: 'full' })), /Unknown field "size"/));
   test('a model other than bg-remover is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, model: 'u2net' })), /model must be "bg-remover"/));
   test('a bad subject is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, subject: 'cat' })), /subject must be one of auto, product, portrait, hair/));
