@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
+import { hoursToMs } from '../domain/durations.ts';
 import { deleteExpiredFiles } from '../storage/delete-files.ts';
 import { retentionBatch } from '../store/maintenance-repository.ts';
 import { claimPendingUploads, forgetPendingUploads } from '../store/pending-uploads-repository.ts';
@@ -44,7 +45,7 @@ export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now
   const sessions = await purgeExpiredSessions(deps.db, now);
   const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
   const signUps = await purgeSignUpAttempts(deps.db, now - dayMs);
-  const uploads = await deleteExpiredUploads(deps, now - deps.config.resultRetentionHours * 3_600_000);
+  const uploads = await deleteExpiredUploads(deps, now - hoursToMs(deps.config.resultRetentionHours));
   const orphanedUploads = await deleteOrphanedUploads(deps, now - pendingUploadGraceMs);
   return { sessions, attempts, signUps, uploads, orphanedUploads };
 }

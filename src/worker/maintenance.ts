@@ -6,8 +6,7 @@ import type { Db } from '../store/database.ts';
 import { findExpiredResults, markResultsDeleted, purgeIdempotencyKeys, retentionBatch } from '../store/maintenance-repository.ts';
 import { deleteExpiredFiles } from '../storage/delete-files.ts';
 import { keysOfTask, type ResultStore } from '../storage/result-store.ts';
-
-const hourMs = 3_600_000;
+import { hoursToMs } from '../domain/durations.ts';
 
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
@@ -21,8 +20,8 @@ export class Maintenance {
   ) {}
 
   async run(now = Date.now()): Promise<{ resultsDeleted: number; keysPurged: number }> {
-    const resultsDeleted = await this.deleteExpiredResults(now - this.config.resultRetentionHours * hourMs, now);
-    const keysPurged = await purgeIdempotencyKeys(this.db, now - this.config.idempotencyTtlHours * hourMs);
+    const resultsDeleted = await this.deleteExpiredResults(now - hoursToMs(this.config.resultRetentionHours), now);
+    const keysPurged = await purgeIdempotencyKeys(this.db, now - hoursToMs(this.config.idempotencyTtlHours));
     if (resultsDeleted > 0 || keysPurged > 0) this.logger.info({ resultsDeleted, keysPurged }, 'maintenance');
     return { resultsDeleted, keysPurged };
   }

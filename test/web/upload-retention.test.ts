@@ -67,6 +67,14 @@ describeEachEngine('retention of uploads', (engine) => {
     assert.equal((await findTaskSource(store.db, tasks[0]!.taskId))?.uploadKey, null);
   });
 
+  test('a retention given as a fraction of an hour that is no whole number of milliseconds (0.333333 h) deletes uploads', async () => {
+    const task = await uploadedTask(Date.now() - 48 * hourMs);
+    const done = await runWebMaintenance({ db: store.db, uploads, config: { resultRetentionHours: 0.333333 }, logger });
+    assert.ok(done.uploads >= 1);
+    assert.equal(await uploads.read(task.uploadKey), undefined);
+    assert.equal((await findTaskSource(store.db, task.taskId))?.uploadKey, null);
+  });
+
   test('a backlog of more expired uploads than one statement can name is deleted in one run', async () => {
     const count = engine === 'postgres' ? 66_000 : 33_000;
     const account = await createAccount(store.db, { email: `b-${Math.random()}@example.test`, plan: 'free', credits: 0 });

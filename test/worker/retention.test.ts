@@ -108,6 +108,19 @@ describeEachEngine('retention of result files', (engine) => {
     assert.equal((await findTask(store.db, stale.task.id))?.status, 'failed');
   });
 
+  test('a retention given as a fraction of an hour that is no whole number of milliseconds (0.333333 h) deletes results and purges idempotency keys', async () => {
+    const twentyMinutes = new Maintenance(store.db, results, { resultRetentionHours: 0.333333, idempotencyTtlHours: 24.333333 }, pino({ level: 'silent' }));
+    const old = Date.now() - 48 * hourMs;
+    const task = await succeededTask(store.db, old);
+    const account = await createAccount(store.db, { email: `f-${Math.random()}@example.test`, plan: 'paid', credits: 0 });
+    await sql`insert into idempotency_keys (account_id, key, fingerprint, task_id, created_at) values (${account.id}, 'fraction', 'f', ${task.id}, ${old})`.execute(store.db);
+    const done = await twentyMinutes.run();
+    assert.ok(done.resultsDeleted >= 1);
+    assert.ok(done.keysPurged >= 1);
+    assert.equal(stored(task.key), false);
+    assert.notEqual((await findTask(store.db, task.id))?.result_deleted_at, null);
+  });
+
   test('a backlog of more expired results than one statement can name is deleted in one sweep, and idempotency keys are purged after it', async () => {
     const count = engine === 'postgres' ? 66_000 : 33_000;
     const account = await createAccount(store.db, { email: `b-${Math.random()}@example.test`, plan: 'paid', credits: 0 });
