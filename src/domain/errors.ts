@@ -17,7 +17,7 @@ export const apiErrors = {
   range_not_satisfiable: { status: 416, description: 'The Range header asks for bytes beyond the end of the result.' },
   not_found: { status: 404, description: 'No such route.' },
   internal_error: { status: 500, description: 'Unexpected server error.' },
-  service_unavailable: { status: 503, description: 'The service\'s database cannot be reached or is busy just now; send the request again after Retry-After seconds.' },
+  service_unavailable: { status: 503, description: 'The service\'s database or storage cannot be reached or is busy just now; send the request again after Retry-After seconds.' },
 } as const;
 
 export type ApiErrorCode = keyof typeof apiErrors;

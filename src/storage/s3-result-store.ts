@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, NoSuchKey, PutObjectCommand, S3Client, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config.ts';
+import { StoreUnavailableError } from '../domain/errors.ts';
 import {
   contentTypeOf,
   isResultKey,
@@ -97,10 +98,13 @@ export class S3ResultStore implements ResultStore, ResultLinks, ResultReader {
   /**
    * Presigning is local computation: no request reaches the bucket until the client downloads. A
    * URL signed with temporary credentials (a role's) stops working when they expire, so it is given
-   * no longer than they last.
+   * no longer than they last. Credentials that cannot be had (a role's, whose renewal fails while
+   * the endpoint that hands them out is down or throttling) are an outage of the bucket, not a bug.
    */
   async link(key: string, now = Date.now(), deletedAt?: number): Promise<ResultLink> {
-    const { expiration } = await this.client.config.credentials();
+    const { expiration } = await this.client.config.credentials().catch((err: unknown) => {
+      throw new StoreUnavailableError("The bucket's credentials", err);
+    });
     const ends = expiration === undefined ? deletedAt : Math.min(deletedAt ?? Number.POSITIVE_INFINITY, expiration.getTime());
     const expiresIn = linkLifetimeSeconds(this.ttlSeconds, now, ends);
     const command = new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) });

@@ -27,6 +27,9 @@ export const databaseOutageRetrySeconds = 5;
 
 export const databaseOutageMessage = `The service's database cannot be reached or is busy just now; send the request again in ${databaseOutageRetrySeconds} seconds (with the same Idempotency-Key when creating a task, so that a create that did go through is not made twice).`;
 
+/** For a request that needed the result store (the bucket) and could not have it. */
+export const storageOutageMessage = `The service's storage cannot be reached just now; send the request again in ${databaseOutageRetrySeconds} seconds.`;
+
 export function isDatabaseOutage(err: unknown): boolean {
   if (err instanceof AggregateError && err.errors.length > 0) return err.errors.every(isDatabaseOutage);
   if (!(err instanceof Error)) return false;

@@ -23,6 +23,7 @@ import { cookieSecurity, formSecretCookie, loadSession } from './session.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
 import { clientAbort } from '../api/plugins/client-abort.ts';
 import { databaseOutageRetrySeconds, isDatabaseOutage } from '../store/database-outage.ts';
+import { StoreUnavailableError } from '../domain/errors.ts';
 
 // Resolves to src/web/assets both from src/web (tsx) and from dist/web (the build).
 const assetsDir = path.join(import.meta.dirname, '../../src/web/assets');
@@ -96,8 +97,8 @@ export function webApp(api: ApiContext) {
       if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
         return send(err.statusCode, 'Request not accepted', err.message);
       }
-      if (isDatabaseOutage(err)) {
-        request.log.error({ err }, 'database unavailable');
+      if (isDatabaseOutage(err) || err instanceof StoreUnavailableError) {
+        request.log.error({ err }, err instanceof StoreUnavailableError ? 'storage unavailable' : 'database unavailable');
         reply.header('Retry-After', String(databaseOutageRetrySeconds));
         return send(503, 'Temporarily unavailable', `The service cannot reach its database or its storage just now. Try again in a few seconds; if it goes on, quote the request id ${request.id}.`);
       }

@@ -1,8 +1,8 @@
 // Every failure leaves as the spec's Error body with a stable code and the request id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { ApiError, apiErrors, type ApiErrorCode } from '../../domain/errors.ts';
-import { databaseOutageMessage, databaseOutageRetrySeconds, isDatabaseOutage } from '../../store/database-outage.ts';
+import { ApiError, apiErrors, StoreUnavailableError, type ApiErrorCode } from '../../domain/errors.ts';
+import { databaseOutageMessage, databaseOutageRetrySeconds, isDatabaseOutage, storageOutageMessage } from '../../store/database-outage.ts';
 import { clientAbort, timedOutMessage } from './client-abort.ts';
 import { describeValidationFailure } from './validation-message.ts';
 
@@ -69,6 +69,10 @@ export function answerError(err: FastifyError, request: FastifyRequest, reply: F
   if (isDatabaseOutage(err)) {
     request.log.error({ err }, 'database unavailable');
     return sendError(reply, request, 'service_unavailable', databaseOutageMessage, { 'Retry-After': String(databaseOutageRetrySeconds) });
+  }
+  if (err instanceof StoreUnavailableError) {
+    request.log.error({ err }, 'storage unavailable');
+    return sendError(reply, request, 'service_unavailable', storageOutageMessage, { 'Retry-After': String(databaseOutageRetrySeconds) });
   }
   request.log.error({ err }, 'unhandled error');
   return sendError(reply, request, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
