@@ -1,6 +1,7 @@
 // The environment is read here once, validated, and passed down; nothing else reads process.env.
 import path from 'node:path';
 import { z } from 'zod';
+import { hoursToMs } from './domain/durations.ts';
 import { trustedProxiesSchema } from './trusted-proxies.ts';
 
 const bool = z
@@ -193,7 +194,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signingSecret: e.CUTOUT_SIGNING_SECRET,
     web: {
       freeCredits: e.CUTOUT_WEB_FREE_CREDITS,
-      sessionTtlMs: e.CUTOUT_WEB_SESSION_HOURS * 3_600_000,
+      sessionTtlMs: hoursToMs(e.CUTOUT_WEB_SESSION_HOURS),
       signInMaxFailures: e.CUTOUT_WEB_SIGN_IN_MAX_FAILURES,
       signUpsPerHour: e.CUTOUT_WEB_SIGN_UPS_PER_HOUR,
     },

@@ -42,6 +42,20 @@ describeEachEngine('web sessions', (engine) => {
     }
   });
 
+  test('a session lifetime that is no whole number of milliseconds (0.333333 h, 20 minutes) signs up and in', async () => {
+    const twentyMinutes = await startTestServer({ CUTOUT_WEB_SESSION_HOURS: '0.333333' }, { engine });
+    try {
+      const email = uniqueEmail();
+      assert.equal((await new WebClient(twentyMinutes.url).signUp(email, goodPassword)).status, 303);
+      const client = new WebClient(twentyMinutes.url);
+      await client.get('/sign-in');
+      assert.equal((await client.post('/sign-in', { email, password: goodPassword })).response.status, 303);
+      assert.equal((await client.get('/app/credits')).response.status, 200);
+    } finally {
+      await twentyMinutes.close();
+    }
+  });
+
   test('the sign-in and sign-up pages, which carry a form token and set its secret, are sent with Cache-Control: no-store too', async () => {
     for (const pathname of ['/sign-in', '/sign-up', '/sign-in?next=%2Fapp%2Fhistory']) {
       const { response, body } = await new WebClient(server.url).get(pathname);
