@@ -69,6 +69,8 @@ export const idempotencyHeaderSchema = z.object({
     // Characters as the client wrote them: counted on Node's Latin-1 string, a UTF-8 key's accented
     // letters counted two to four each.
     .refine((key) => [...headerText(key)].length <= 128, 'Idempotency-Key must be at most 128 characters')
+    // Only published: the refine above is what validates, in characters.
+    .meta({ maxLength: 128 })
     .optional()
     .describe('Optional, at most 128 characters (a UTF-8 key counts its characters, not its bytes), scoped to the account, kept for at least 24 hours.'),
 });

@@ -47,6 +47,12 @@ describeEachEngine('OpenAPI description', (engine) => {
     assert.ok(create.parameters?.some((p) => p.in === 'header' && p.name === 'idempotency-key'));
   });
 
+  test("publishes the Idempotency-Key's limits, 1 to 128 characters, as the specification states them", () => {
+    const key = doc.paths['/bg/removals']?.post?.parameters?.find((p) => p.in === 'header' && p.name === 'idempotency-key') as { schema?: { minLength?: number; maxLength?: number } } | undefined;
+    assert.equal(key?.schema?.minLength, 1);
+    assert.equal(key?.schema?.maxLength, 128);
+  });
+
   test('is generated from the validating schemas: the request and task shapes carry every spec field', () => {
     const schemas = doc.components.schemas;
     assert.deepEqual(Object.keys(schemas.CreateBgRemoval?.properties ?? {}).sort(), ['image_url', 'model', 'output_format', 'precision', 'subject']);
