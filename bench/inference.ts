@@ -4,8 +4,8 @@
 // with the product's session settings; `--quick` takes one timed pass instead of three, `--int8`
 // runs only the product graph and the static INT8 rows (bench/int8-variants.ts) and compares the
 // INT8 graph fed normalised planes with it fed the RGB bytes (bench/input-form.ts) and with its
-// Concats over their own ranges and one shared range (bench/interleaved.ts), and with `--profile`
-// also prints their time by operator (bench/operator-profile.ts).
+// Concats over their own ranges and one shared range (bench/interleaved.ts; `--concat` runs only
+// that table), and with `--profile` also prints their time by operator (bench/operator-profile.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +22,7 @@ import { editGraph } from '../src/vision/model-graph.ts';
 import { readModelWeights } from '../src/vision/model-weights.ts';
 import { segmenterOptions } from '../src/worker/start-worker.ts';
 import { fixturesDir, readManifest } from './images.ts';
-import { int8FixedSizesRow, int8ProductRow, int8OwnConcatRow, int8Variants } from './int8-variants.ts';
+import { int8FixedSizesRow, int8ProductRow, int8OtherConcatRow, int8Variants } from './int8-variants.ts';
 import { inputFormTimes } from './input-form.ts';
 import { interleavedTimes } from './interleaved.ts';
 import { printOperatorProfile } from './operator-profile.ts';
@@ -95,6 +95,11 @@ async function score(mask: Float32Array, side: number, gtFile: string): Promise<
 
 async function main(): Promise<void> {
   const fixtures = readManifest();
+  if (process.argv.includes('--concat')) {
+    console.log(`cutout bench:inference --concat: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${10 * passes} rounds\n`);
+    await printConcatTable(fixtures, 10 * passes);
+    return fs.rmSync(scratch, { recursive: true, force: true });
+  }
   console.log(`cutout bench:inference: ${os.cpus().length} cores, ${fixtures.length} fixtures, ${passes} timed pass(es); other processes may compete for the CPU\n`);
   const rows: string[][] = [];
   let baseline: { ms: number; iou: number; mae: number } | undefined;
@@ -127,7 +132,7 @@ async function main(): Promise<void> {
   printTable(['variant', 'session create ms', 'inference median ms', 'speed-up', 'mean IoU', 'mean MAE', 'worst IoU'], rows);
   if (process.argv.includes('--int8')) {
     // The rows above ran minutes apart; this A/B is the speed comparison to trust on a shared machine.
-    const pair = variants.filter((v) => v.model === productGraph || v.name === int8ProductRow || v.name === int8FixedSizesRow || v.name === int8OwnConcatRow).filter((v) => !v.fixtures);
+    const pair = variants.filter((v) => v.model === productGraph || v.name === int8ProductRow || v.name === int8FixedSizesRow || v.name === int8OtherConcatRow).filter((v) => !v.fixtures);
     const inputs = await Promise.all(fixtures.slice(0, 4).map((f) => toTensor(path.join(fixturesDir, f.image), 1024)));
     console.log(`Interleaved: ${pair.map((v) => v.name).join(' / ')}, alternating passes on ${inputs.length} fixtures`);
     printTable(['variant', 'passes', 'inference median ms', 'speed-up', 'faster than the first'], await interleavedTimes(pair, inputs, passes + 1, base()));
@@ -137,16 +142,21 @@ async function main(): Promise<void> {
     const rounds = 10 * passes;
     console.log(`\nThe product's INT8 graph fed normalised planes and the RGB bytes, alternating passes on ${photos.length} fixtures (each pair's masks compared: the same)`);
     printTable(['input', 'passes', 'median ms (conversion and run)', 'speed-up'], await inputFormTimes(await productGraph(), photos, 1024, rounds, base()));
-    console.log(`The product's INT8 graph with each Concat's tensors over their own ranges and over one shared range (product), at both sides the product runs, alternating passes on ${photos.length} fixtures`);
-    const concatRows: string[][] = [];
-    for (const side of [1024, highSecondSide]) {
-      const bytes = await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), side)));
-      const forms = (['own', 'shared'] as const).map((concatRanges) => ({ name: `${side}², Concats over ${concatRanges === 'own' ? 'their own ranges' : 'one shared range (product)'}`, side, model: async () => quantiseGraph(await productGraph(), readRanges(), { ...productInt8, concatRanges }) }));
-      concatRows.push(...(await interleavedTimes(forms, bytes, rounds, base())));
-    }
-    printTable(['graph', 'passes', 'inference median ms', 'speed-up', 'faster than the first'], concatRows);
+    await printConcatTable(fixtures, rounds);
   }
   fs.rmSync(scratch, { recursive: true, force: true });
+}
+
+/** The INT8 graph with its Concats over their own ranges and over one shared range, passes alternating. */
+async function printConcatTable(fixtures: ReturnType<typeof readManifest>, rounds: number): Promise<void> {
+  console.log(`The product's INT8 graph with each Concat's tensors over their own ranges and over one shared range (the product's on this CPU marked), at both sides the product runs, alternating passes on 4 fixtures`);
+  const concatRows: string[][] = [];
+  for (const side of [1024, highSecondSide]) {
+    const bytes = await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), side)));
+    const forms = (['own', 'shared'] as const).map((concatRanges) => ({ name: `${side}², Concats over ${concatRanges === 'own' ? 'their own ranges' : 'one shared range'}${concatRanges === productInt8.concatRanges ? ' (product)' : ''}`, side, model: async () => quantiseGraph(await productGraph(), readRanges(), { ...productInt8, concatRanges }) }));
+    concatRows.push(...(await interleavedTimes(forms, bytes, rounds, base())));
+  }
+  printTable(['graph', 'passes', 'inference median ms', 'speed-up', 'faster than the first'], concatRows);
 }
 
 await main();

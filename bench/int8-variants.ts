@@ -27,8 +27,10 @@ export const int8ProductRow = `INT8 QDQ, u8 activations, ${calibrationPercentile
 export const int8FixedSizesRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Resize sizes fixed for 1024`;
 /** The product's graph at the side of high's mirrored view (recipe.ts). */
 export const int8SecondSideRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, at ${highSecondSide}`;
-/** The product's graph as it was before each Concat's inputs and output shared one range (int8-graph.ts, concatRanges). */
-export const int8OwnConcatRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Concats over their own ranges`;
+/** The Concat ranges the product does not use on this CPU (model-session.ts, concatRangesFor). */
+const otherConcatRanges = productInt8.concatRanges === 'shared' ? 'own' : 'shared';
+/** The product's graph with the other Concat ranges (int8-graph.ts, concatRanges). */
+export const int8OtherConcatRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Concats over ${otherConcatRanges === 'own' ? 'their own ranges' : 'one shared range'}`;
 
 /** `fixedSizes`: the fp32 graph before the anySide edit. */
 export function int8Variants(fp32: () => Promise<Uint8Array>, fixedSizes: () => Promise<Uint8Array>): Variant[] {
@@ -52,7 +54,7 @@ export function int8Variants(fp32: () => Promise<Uint8Array>, fixedSizes: () => 
     int8(int8ProductRow, { activations: 'uint8', range: 'percentile' }),
     int8(int8FixedSizesRow, { activations: 'uint8', range: 'percentile', source: fixedSizes }),
     int8(int8SecondSideRow, { activations: 'uint8', range: 'percentile', side: highSecondSide }),
-    int8(int8OwnConcatRow, { activations: 'uint8', range: 'percentile', concatRanges: 'own' }),
+    int8(int8OtherConcatRow, { activations: 'uint8', range: 'percentile', concatRanges: otherConcatRanges }),
     int8(`INT8 QDQ, s8 activations, ${percentile}`, { activations: 'int8', range: 'percentile' }),
     int8(`INT8 QDQ, u8, ${percentile}, first and last Conv in fp32`, { activations: 'uint8', range: 'percentile', keepEnds: true }),
     // Where this CPU's multiply would saturate ±127 weights (no VNNI: int8-cpu.ts), the range it multiplies exactly.

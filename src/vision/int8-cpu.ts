@@ -1,34 +1,51 @@
-// Which int8 weight range this CPU multiplies exactly. onnxruntime's x86 kernels multiply u8
-// activations by s8 weights with VNNI where the CPU has it; without it (AVX2, AVX-512 without
-// VNNI) they use VPMADDUBSW, which adds two u8×s8 products into a saturating 16-bit integer:
-// 2 × 255 × 127 can overflow it, 2 × 255 × 63 cannot (onnxruntime's own quantiser calls 7-bit
-// weights `reduce_range`). On a Zen 3 machine without VNNI the quantiser's accuracy test on a
-// small random graph failed with ±127 weights, while ISNet on the fixtures lost nothing to the
-// saturation and lost quality to 7-bit weights (model-session.ts): the product keeps ±127, and
-// that test and a bench:inference row use this limit.
+// How this CPU multiplies int8. onnxruntime's x86 kernels multiply u8 activations by s8 weights
+// with VNNI where the CPU has it, exactly; without it (AVX2, AVX-512 without VNNI) they use
+// VPMADDUBSW, which adds two u8×s8 products into a saturating 16-bit integer: 2 × 255 × 127 can
+// overflow it, 2 × 255 × 63 cannot (onnxruntime's own quantiser calls 7-bit weights
+// `reduce_range`). Other architectures' integer kernels (Arm's dot products) do not saturate.
+// On a Zen 3 machine without VNNI the quantiser's accuracy test on a small random graph failed
+// with ±127 weights, while ISNet on the fixtures lost quality to 7-bit weights (model-session.ts):
+// the product keeps ±127 everywhere, and chooses its Concat ranges by this (model-session.ts).
 import fs from 'node:fs';
 
-/** The weight range a CPU multiplies exactly: ±127 with VNNI, ±63 without (or when its features cannot be read). */
+/** `exact`: u8×s8 products summed without overflow; `saturating`: x86 without VNNI. */
+export type Int8Multiply = 'exact' | 'saturating';
+
+/** The weight range a CPU multiplies exactly: ±127 where its multiply is exact, ±63 where it saturates. */
 export type WeightLimit = 127 | 63;
 
-/** The limit for the CPU whose `/proc/cpuinfo` text this is. */
-export function weightLimitFor(cpuinfo: string): WeightLimit {
+/** The multiply of the CPU whose `/proc/cpuinfo` text this is; on x86, unreadable features count as saturating. */
+export function int8MultiplyFor(cpuinfo: string, arch: string = process.arch): Int8Multiply {
+  if (arch !== 'x64' && arch !== 'ia32') return 'exact';
   const flags = /^flags\s*:(.*)$/m.exec(cpuinfo)?.[1]?.trim().split(/\s+/) ?? [];
-  return flags.includes('avx512_vnni') || flags.includes('avx_vnni') ? 127 : 63;
+  return flags.includes('avx512_vnni') || flags.includes('avx_vnni') ? 'exact' : 'saturating';
 }
 
-let cached: WeightLimit | undefined;
+/** The weight limit for the CPU whose `/proc/cpuinfo` text this is. */
+export function weightLimitFor(cpuinfo: string, arch: string = process.arch): WeightLimit {
+  return int8MultiplyFor(cpuinfo, arch) === 'exact' ? 127 : 63;
+}
 
-/** The limit for this machine's CPU, read once. */
-export function int8WeightLimit(): WeightLimit {
+let cached: string | undefined;
+
+function cpuinfo(): string {
   if (cached === undefined) {
-    let cpuinfo = '';
     try {
-      cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8');
+      cached = fs.readFileSync('/proc/cpuinfo', 'utf8');
     } catch {
-      // Not Linux: the saturation-safe range.
+      // Not Linux: no features to read.
+      cached = '';
     }
-    cached = weightLimitFor(cpuinfo);
   }
   return cached;
+}
+
+/** This machine's multiply, its CPU read once. */
+export function int8Multiply(): Int8Multiply {
+  return int8MultiplyFor(cpuinfo());
+}
+
+/** The limit for this machine's CPU. */
+export function int8WeightLimit(): WeightLimit {
+  return weightLimitFor(cpuinfo());
 }
