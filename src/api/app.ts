@@ -12,6 +12,7 @@ import { apiDescription } from './openapi-info.ts';
 import { answerClientError, answerUnmetExpectation, rememberRequestId } from './plugins/client-errors.ts';
 import { registerErrorHandling } from './plugins/error-handler.ts';
 import { registerHealthRoutes } from './plugins/health.ts';
+import { parseJsonBody } from './plugins/json-body.ts';
 import { answerRouterRefusal } from './plugins/router-refusals.ts';
 import { removalRoutes } from './routes/removals.ts';
 import { resultRoutes } from './routes/results.ts';
@@ -53,6 +54,8 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
   app.setSerializerCompiler(serializerCompiler);
   // Only JSON bodies are part of the interface.
   app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
   // Callback style, not async, like every hook that runs for each request (see health.ts).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);

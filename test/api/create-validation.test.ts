@@ -99,6 +99,16 @@ describeEachEngine('POST /bg/removals validation', (engine) => {
     await expectInvalid(json(JSON.stringify({ image_url: `${url}😀` })), /at most 2048 characters/);
   });
   test('an unknown field is refused and named', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, size: 'full' })), /Unknown field "size"/));
+  // JSON.stringify drops a "__proto__" key, so these bodies are written out.
+  test('a "__proto__" field is refused and named like any other unknown field', () =>
+    expectInvalid(json(`{"image_url":"${imageUrl}","__proto__":{"admin":true}}`), /^Unknown field "__proto__"/));
+  test('a "constructor" field holding "prototype" is refused and named like any other unknown field', () =>
+    expectInvalid(json(`{"image_url":"${imageUrl}","constructor":{"prototype":{"admin":true}}}`), /^Unknown field "constructor"/));
+  test('a body starting with a byte order mark is taken without it', async () => {
+    const res = await server.request('/api/v1/bg/removals', { ...json(`\uFEFF{"image_url":"${imageUrl}"}`), method: 'POST', key });
+    assert.equal(res.status, 202, await res.clone().text());
+    assert.equal(((await res.json()) as { input: { image_url: string } }).input.image_url, imageUrl);
+  });
   test('a model other than bg-remover is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, model: 'u2net' })), /model must be "bg-remover"/));
   test('a bad subject is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, subject: 'cat' })), /subject must be one of auto, product, portrait, hair/));
   test('a bad precision is refused', () => expectInvalid(json(JSON.stringify({ image_url: imageUrl, precision: 'ultra' })), /precision must be one of standard, high, hd/));
