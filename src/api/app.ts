@@ -55,7 +55,7 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
   // Only JSON bodies are part of the interface.
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
   // Callback style, not async, like every hook that runs for each request (see health.ts).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);

@@ -104,6 +104,20 @@ describeEachEngine('POST /bg/removals validation', (engine) => {
     expectInvalid(json(`{"image_url":"${imageUrl}","__proto__":{"admin":true}}`), /^Unknown field "__proto__"/));
   test('a "constructor" field holding "prototype" is refused and named like any other unknown field', () =>
     expectInvalid(json(`{"image_url":"${imageUrl}","constructor":{"prototype":{"admin":true}}}`), /^Unknown field "constructor"/));
+  // "é" as Latin-1: one byte, 0xE9, which UTF-8 never has alone.
+  const latin1Body = () => Buffer.from(`{"image_url":"https://images.example.test/caf\u00e9.jpg"}`, 'latin1');
+  const chunked = (bytes: Buffer) => new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
+  test('a body that is not UTF-8 is refused saying so', () => expectInvalid({ headers: { 'content-type': 'application/json' }, body: latin1Body() }, /^The request body is not valid UTF-8/));
+  test('a body that is not UTF-8 sent chunked is refused saying so, not stored with replacement characters', () =>
+    expectInvalid({ headers: { 'content-type': 'application/json' }, body: chunked(latin1Body()), duplex: 'half' } as RequestInit, /^The request body is not valid UTF-8/));
+  test('a charset parameter does not change how the body is read: JSON is UTF-8', async () => {
+    const headers = { 'content-type': 'application/json; charset=iso-8859-1' };
+    await expectInvalid({ headers, body: latin1Body() }, /^The request body is not valid UTF-8/);
+    const url = 'https://images.example.test/café.jpg';
+    const res = await server.request('/api/v1/bg/removals', { method: 'POST', headers, body: JSON.stringify({ image_url: url }), key });
+    assert.equal(res.status, 202, await res.clone().text());
+    assert.equal(((await res.json()) as { input: { image_url: string } }).input.image_url, url);
+  });
   test('a body starting with a byte order mark is taken without it', async () => {
     const res = await server.request('/api/v1/bg/removals', { ...json(`\uFEFF{"image_url":"${imageUrl}"}`), method: 'POST', key });
     assert.equal(res.status, 202, await res.clone().text());
