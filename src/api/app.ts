@@ -9,7 +9,7 @@ import { trustedProxy } from '../trusted-proxies.ts';
 import type { ApiContext } from './context.ts';
 import { openApiDocument, publishComponents, transformRoute } from './openapi-document.ts';
 import { apiDescription } from './openapi-info.ts';
-import { answerClientError, answerUnmetExpectation, rememberRequestId } from './plugins/client-errors.ts';
+import { answerClientError, answerConnect, answerUnmetExpectation, rememberRequestId } from './plugins/client-errors.ts';
 import { registerErrorHandling } from './plugins/error-handler.ts';
 import { registerHealthRoutes } from './plugins/health.ts';
 import { parseJsonBody } from './plugins/json-body.ts';
@@ -50,6 +50,7 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
   }).withTypeProvider<ZodTypeProvider>();
 
   app.server.on('checkExpectation', answerUnmetExpectation(newRequestId, app.log));
+  app.server.on('connect', answerConnect(newRequestId, app.log));
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Only JSON bodies are part of the interface.

@@ -145,6 +145,11 @@ describeEachEngine('requests no route can take as they are', (engine) => {
       assert.match(message, /Expect/);
     });
 
+    test('a CONNECT request gets 400 with the Error body and a request id, not a closed connection', async () => {
+      const message = await expectRawError('CONNECT images.example.test:443 HTTP/1.1\r\nHost: images.example.test:443\r\n\r\n', 400);
+      assert.match(message, /CONNECT/);
+    });
+
     test('chunk extensions over the parser limit get 413 with the Error body and a request id', async () => {
       const body = '{"a":1}';
       const message = await expectRawError(

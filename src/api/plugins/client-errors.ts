@@ -1,12 +1,13 @@
 // Requests Node's HTTP parser refuses never reach Fastify's routes or hooks: a header block over the
 // size limit, a request not received within the request timeout, or bytes that are not HTTP (a
 // control character in a header, two Content-Length headers); nor does one whose Expect header Node
-// cannot meet. They are answered in the Error body, logged, and keep the status Node would have
-// sent; the code is invalid_request, since
-// each is a malformed request. A request already under way (its body too slow) keeps its own request
-// id, so the line an operator finds by the id the client quotes names it.
+// cannot meet, nor a CONNECT. They are answered in the Error body, logged, and keep the status Node
+// would have sent (a CONNECT, which Node left unanswered, gets 400); the code is invalid_request,
+// since each is a malformed request. A request already under way (its body too slow) keeps its own
+// request id, so the line an operator finds by the id the client quotes names it.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { markTimedOut, timedOutMessage } from './client-abort.ts';
 import { errorBody } from './error-handler.ts';
@@ -55,15 +56,18 @@ export function answerClientError(newRequestId: () => string) {
     // second answer would follow or corrupt them.
     const pending = socket._httpMessage;
     const answered = incoming ? !pending || pending.headersSent : pending?.headersSent === true;
-    if (socket.writable && !answered) {
-      const body = JSON.stringify(errorBody('invalid_request', message, requestId));
-      socket.write(
-        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    }
+    if (socket.writable && !answered) socket.write(rawAnswer(status, message, requestId));
     socket.destroy(err);
   };
+}
+
+/** The Error body as a whole HTTP response, for a socket no response object is left to write on. */
+function rawAnswer(status: number, message: string, requestId: string): string {
+  const body = JSON.stringify(errorBody('invalid_request', message, requestId));
+  return (
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`
+  );
 }
 
 /**
@@ -79,5 +83,22 @@ export function answerUnmetExpectation(newRequestId: () => string, log: FastifyB
     const body = JSON.stringify(errorBody('invalid_request', message, requestId));
     response.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId });
     response.end(body);
+  };
+}
+
+/**
+ * Node's connect event: a CONNECT request, which asks for a tunnel as from a proxy. Without a
+ * listener Node closes the connection without a word; this server is no proxy, so the request is
+ * refused 400 with the Error body and a request id like the parser's refusals. Node has handed the
+ * socket over, its request timeout and error listener gone with it: a reset would throw, and a
+ * client keeping its side open would hold the connection for good, so it is closed once answered.
+ */
+export function answerConnect(newRequestId: () => string, log: FastifyBaseLogger) {
+  return (request: IncomingMessage, socket: Duplex): void => {
+    const requestId = newRequestId();
+    const message = 'CONNECT is not supported: this server is not a proxy.';
+    log.info({ reqId: requestId, code: 'invalid_request', status: 400, req: { method: request.method, url: request.url } }, message);
+    socket.on('error', () => socket.destroy());
+    socket.end(rawAnswer(400, message, requestId), () => socket.destroy());
   };
 }
