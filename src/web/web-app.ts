@@ -23,7 +23,7 @@ import { cookieSecurity, formSecretCookie, loadSession } from './session.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
 import { clientAbort } from '../api/plugins/client-abort.ts';
 import { databaseOutageRetrySeconds, isDatabaseOutage } from '../store/database-outage.ts';
-import { StoreUnavailableError } from '../domain/errors.ts';
+import { ApiError, StoreUnavailableError } from '../domain/errors.ts';
 
 // Resolves to src/web/assets both from src/web (tsx) and from dist/web (the build).
 const assetsDir = path.join(import.meta.dirname, '../../src/web/assets');
@@ -97,6 +97,8 @@ export function webApp(api: ApiContext) {
       if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
         return send(err.statusCode, 'Request not accepted', err.message);
       }
+      // A refusal of the parts the API shares with the pages (the JSON body parser: bytes that are not UTF-8).
+      if (err instanceof ApiError && err.status < 500) return send(err.status, 'Request not accepted', err.message);
       if (isDatabaseOutage(err) || err instanceof StoreUnavailableError) {
         request.log.error({ err }, err instanceof StoreUnavailableError ? 'storage unavailable' : 'database unavailable');
         reply.header('Retry-After', String(databaseOutageRetrySeconds));

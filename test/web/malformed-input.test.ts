@@ -37,4 +37,11 @@ describeEachEngine('web app input that names nothing', (engine) => {
     assert.match(body, /Give the key a name \(1–100 characters, no control characters\)/);
     assert.equal((await server.db.selectFrom('api_keys').select('id').execute()).length, 0);
   });
+
+  test('a JSON body that is not UTF-8, sent to a form, is refused as the request\'s fault, not answered as a server error', async () => {
+    const body = Buffer.from('{"email":"\xe9"}', 'latin1');
+    const response = await fetch(`${server.url}/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /not valid UTF-8/);
+  });
 });
