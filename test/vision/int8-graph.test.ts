@@ -185,11 +185,11 @@ describe('quantisation parameters', () => {
 
   it('chooses ±127 weights only for a CPU with VNNI (AVX-512 or AVX), ±63 for AVX2 alone or an unreadable CPU', () => {
     const cpu = (flags: string) => `processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 ${flags}\n\nprocessor\t: 1\n`;
-    assert.equal(weightLimitFor(cpu('avx2 avx512f avx512bw avx512_vnni')), 127);
-    assert.equal(weightLimitFor(cpu('avx2 avx_vnni')), 127);
-    assert.equal(weightLimitFor(cpu('avx2 avx512f avx512bw')), 63);
-    assert.equal(weightLimitFor(cpu('avx2 fma')), 63);
-    assert.equal(weightLimitFor(''), 63);
+    assert.equal(weightLimitFor(cpu('avx2 avx512f avx512bw avx512_vnni'), 'x64'), 127);
+    assert.equal(weightLimitFor(cpu('avx2 avx_vnni'), 'x64'), 127);
+    assert.equal(weightLimitFor(cpu('avx2 avx512f avx512bw'), 'x64'), 63);
+    assert.equal(weightLimitFor(cpu('avx2 fma'), 'x64'), 63);
+    assert.equal(weightLimitFor('', 'x64'), 63);
     assert.equal(weightLimitFor('processor\t: 0\nFeatures\t: fp asimd asimddp\n', 'arm64'), 127, "Arm's integer kernels do not saturate");
   });
 
