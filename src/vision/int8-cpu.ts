@@ -6,7 +6,7 @@
 // On a Zen 3 machine without VNNI the quantiser's accuracy test on a small random graph failed
 // with ±127 weights, while ISNet on the fixtures lost quality to 7-bit weights (model-session.ts):
 // the product keeps ±127 everywhere, and chooses its Concat ranges by this (model-session.ts).
-import fs from 'node:fs';
+import { cpuFlags, cpuinfoText } from './cpu-features.ts';
 
 /** `exact`: u8×s8 products summed without overflow; `saturating`: x86 without VNNI. */
 export type Int8Multiply = 'exact' | 'saturating';
@@ -17,7 +17,7 @@ export type WeightLimit = 127 | 63;
 /** The multiply of the CPU whose `/proc/cpuinfo` text this is; on x86, unreadable features count as saturating. */
 export function int8MultiplyFor(cpuinfo: string, arch: string = process.arch): Int8Multiply {
   if (arch !== 'x64' && arch !== 'ia32') return 'exact';
-  const flags = /^flags\s*:(.*)$/m.exec(cpuinfo)?.[1]?.trim().split(/\s+/) ?? [];
+  const flags = cpuFlags(cpuinfo);
   return flags.includes('avx512_vnni') || flags.includes('avx_vnni') ? 'exact' : 'saturating';
 }
 
@@ -26,26 +26,12 @@ export function weightLimitFor(cpuinfo: string, arch: string = process.arch): We
   return int8MultiplyFor(cpuinfo, arch) === 'exact' ? 127 : 63;
 }
 
-let cached: string | undefined;
-
-function cpuinfo(): string {
-  if (cached === undefined) {
-    try {
-      cached = fs.readFileSync('/proc/cpuinfo', 'utf8');
-    } catch {
-      // Not Linux: no features to read.
-      cached = '';
-    }
-  }
-  return cached;
-}
-
 /** This machine's multiply, its CPU read once. */
 export function int8Multiply(): Int8Multiply {
-  return int8MultiplyFor(cpuinfo());
+  return int8MultiplyFor(cpuinfoText());
 }
 
 /** The limit for this machine's CPU. */
 export function int8WeightLimit(): WeightLimit {
-  return weightLimitFor(cpuinfo());
+  return weightLimitFor(cpuinfoText());
 }

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { cpuFlags, cpuinfoText } from './cpu-features.ts';
 
 export interface ModelSource {
   /** Changes whenever the graph `build` returns would change. */
@@ -13,14 +14,26 @@ export interface ModelSource {
   build(): Promise<Uint8Array>;
 }
 
+/** The CPU an optimised graph was saved for: its name, and its feature flags (vector widths, VNNI). */
+export interface CpuIdentity {
+  model: string;
+  flags: string[];
+}
+
+function thisCpu(): CpuIdentity {
+  return { model: os.cpus()[0]?.model ?? '', flags: cpuFlags(cpuinfoText()) };
+}
+
 /**
  * The saved graph holds layout transforms for this CPU's vector width (onnxruntime warns that it
  * is hardware specific), so it is named for the runtime version, the CPU, the optimisation level
- * and the model.
+ * and the model. The CPU by its flags as well as its name: a guest may name Zen 3, 4 and 5 all
+ * "AMD EPYC", and a data folder moved to another machine (a volume attached elsewhere) must not
+ * load a graph laid out for AVX-512 on a CPU with AVX2 only.
  */
-export function optimizedModelFileName(identity: string, options: ort.InferenceSession.SessionOptions): string {
+export function optimizedModelFileName(identity: string, options: ort.InferenceSession.SessionOptions, cpu: CpuIdentity = thisCpu()): string {
   const key = createHash('sha256')
-    .update(JSON.stringify({ identity, ort: ort.env.versions.node, arch: os.arch(), cpu: os.cpus()[0]?.model ?? '', level: options.graphOptimizationLevel }))
+    .update(JSON.stringify({ identity, ort: ort.env.versions.node, arch: os.arch(), cpu: cpu.model, flags: cpu.flags, level: options.graphOptimizationLevel }))
     .digest('hex')
     .slice(0, 16);
   return `isnet-optimized-${key}.onnx`;

@@ -57,6 +57,13 @@ after(() => dirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true 
 const options = sessionOptions({ threads: 1 });
 
 describe('loadOptimizedModel', () => {
+  it('names the saved graph for the CPU by its flags too, so a data folder moved to a CPU of the same name with other vector units builds its own', () => {
+    const zen4 = { model: 'AMD EPYC', flags: ['avx2', 'avx512f', 'avx512_vnni'] };
+    const zen3 = { model: 'AMD EPYC', flags: ['avx2', 'fma'] };
+    assert.notEqual(optimizedModelFileName('tiny-v1', options, zen4), optimizedModelFileName('tiny-v1', options, zen3));
+    assert.equal(optimizedModelFileName('tiny-v1', options, zen3), optimizedModelFileName('tiny-v1', options, { ...zen3 }));
+  });
+
   it('optimises once, saves the graph, and reads it back on the next start without building again', async () => {
     const dir = cacheDir();
     const source = countingSource('tiny-v1', [1, 1, 1, 1]);
