@@ -2,6 +2,7 @@
 // restart, a failover, a dropped connection, a full disk, another process holding SQLite's write
 // lock past the busy timeout), as opposed to a fault in the request or in our code. Such a request
 // may succeed if sent again shortly, which is what its answer tells the client.
+import { StoreUnavailableError } from '../domain/errors.ts';
 
 /**
  * PostgreSQL's SQLSTATE classes and codes for a server that cannot serve the connection now; 57014, a
@@ -40,4 +41,14 @@ export function isDatabaseOutage(err: unknown): boolean {
     if (code.length === 5 && postgresOutage.test(code)) return true;
   }
   return postgresClientOutage.test(err.message);
+}
+
+/**
+ * The store a request could not have just now, which its answer (503 with Retry-After, on the API
+ * and on the pages alike) names: the database, the storage (a bucket, or its credentials), or none.
+ */
+export function outageOf(err: unknown): 'database' | 'storage' | undefined {
+  if (isDatabaseOutage(err)) return 'database';
+  if (err instanceof StoreUnavailableError) return 'storage';
+  return undefined;
 }

@@ -22,8 +22,8 @@ import { taskMediaRoutes } from './routes/task-media.ts';
 import { cookieSecurity, formSecretCookie, loadSession } from './session.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
 import { clientAbort } from '../api/plugins/client-abort.ts';
-import { databaseOutageRetrySeconds, isDatabaseOutage } from '../store/database-outage.ts';
-import { ApiError, StoreUnavailableError } from '../domain/errors.ts';
+import { databaseOutageRetrySeconds, outageOf } from '../store/database-outage.ts';
+import { ApiError } from '../domain/errors.ts';
 
 // Resolves to src/web/assets both from src/web (tsx) and from dist/web (the build).
 const assetsDir = path.join(import.meta.dirname, '../../src/web/assets');
@@ -99,8 +99,9 @@ export function webApp(api: ApiContext) {
       }
       // A refusal of the parts the API shares with the pages (the JSON body parser: bytes that are not UTF-8).
       if (err instanceof ApiError && err.status < 500) return send(err.status, 'Request not accepted', err.message);
-      if (isDatabaseOutage(err) || err instanceof StoreUnavailableError) {
-        request.log.error({ err }, err instanceof StoreUnavailableError ? 'storage unavailable' : 'database unavailable');
+      const outage = outageOf(err);
+      if (outage) {
+        request.log.error({ err }, `${outage} unavailable`);
         reply.header('Retry-After', String(databaseOutageRetrySeconds));
         return send(503, 'Temporarily unavailable', `The service cannot reach its database or its storage just now. Try again in a few seconds; if it goes on, quote the request id ${request.id}.`);
       }

@@ -1,8 +1,8 @@
 // Every failure leaves as the spec's Error body with a stable code and the request id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { ApiError, apiErrors, StoreUnavailableError, type ApiErrorCode } from '../../domain/errors.ts';
-import { databaseOutageMessage, databaseOutageRetrySeconds, isDatabaseOutage, storageOutageMessage } from '../../store/database-outage.ts';
+import { ApiError, apiErrors, type ApiErrorCode } from '../../domain/errors.ts';
+import { databaseOutageMessage, databaseOutageRetrySeconds, outageOf, storageOutageMessage } from '../../store/database-outage.ts';
 import { clientAbort, timedOutMessage } from './client-abort.ts';
 import { describeValidationFailure } from './validation-message.ts';
 
@@ -66,13 +66,11 @@ export function answerError(err: FastifyError, request: FastifyRequest, reply: F
   if (clientAbort(err, request) === 'timed_out') return reply.code(408).send(errorBody('invalid_request', timedOutMessage, request.id));
   const apiError = err instanceof ApiError ? err : translateFrameworkError(err, request);
   if (apiError) return sendApiError(reply, request, apiError);
-  if (isDatabaseOutage(err)) {
-    request.log.error({ err }, 'database unavailable');
-    return sendError(reply, request, 'service_unavailable', databaseOutageMessage, { 'Retry-After': String(databaseOutageRetrySeconds) });
-  }
-  if (err instanceof StoreUnavailableError) {
-    request.log.error({ err }, 'storage unavailable');
-    return sendError(reply, request, 'service_unavailable', storageOutageMessage, { 'Retry-After': String(databaseOutageRetrySeconds) });
+  const outage = outageOf(err);
+  if (outage) {
+    request.log.error({ err }, `${outage} unavailable`);
+    const message = outage === 'database' ? databaseOutageMessage : storageOutageMessage;
+    return sendError(reply, request, 'service_unavailable', message, { 'Retry-After': String(databaseOutageRetrySeconds) });
   }
   request.log.error({ err }, 'unhandled error');
   return sendError(reply, request, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
