@@ -29,13 +29,21 @@ export const imageUrlSchema = z
     } catch {
       return false;
     }
-  }, 'image_url must be an absolute http or https URL');
+  }, { error: 'image_url must be an absolute http or https URL', abort: true })
+  // The parser also repairs what it can guess at: it trims spaces at the ends, reads a backslash as
+  // a slash and supplies or drops slashes after the scheme (http:x is fetched as http://x/). Such a
+  // URL is refused, so the one stored and echoed is the one fetched; a backslash is refused
+  // anywhere, as no URL character. Spellings of the same address (host case, default port,
+  // percent-encoding, IDNA) name what is fetched, so they are left as sent.
+  .refine((value) => !value.startsWith(' ') && !value.endsWith(' '), { error: 'image_url must not begin or end with a space', abort: true })
+  .refine((value) => !value.includes('\\'), { error: 'image_url must not contain a backslash', abort: true })
+  .refine((value) => /^https?:\/\/[^/]/i.test(value), 'image_url must begin with http:// or https:// followed by the host');
 
 export const createRemovalBodySchema = z
   .strictObject(
     {
     // `format` and `maxLength` are only published (the checks above are what validates).
-    image_url: imageUrlSchema.meta({ description: 'Public HTTP(S) URL of the source image, at most 2048 characters.', format: 'uri', maxLength: maxImageUrlLength }),
+    image_url: imageUrlSchema.meta({ description: 'Public HTTP(S) URL of the source image, at most 2048 characters, written in full: `http://` or `https://`, then the host.', format: 'uri', maxLength: maxImageUrlLength }),
     model: z
       .literal('bg-remover', { error: 'model must be "bg-remover" (the only model of this version)' })
       .optional()

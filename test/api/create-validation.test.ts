@@ -10,7 +10,8 @@ describeEachEngine('POST /bg/removals validation', (engine) => {
   let key: string;
 
   before(async () => {
-    server = await startTestServer({}, { engine });
+    // No worker runs, so every accepted create stays active: room for all of them.
+    server = await startTestServer({ CUTOUT_MAX_ACTIVE_TASKS: '100' }, { engine });
     ({ key } = await server.account({ credits: 1000 }));
   });
   after(() => server.close());
@@ -82,6 +83,32 @@ describeEachEngine('POST /bg/removals validation', (engine) => {
     expectInvalid(json(JSON.stringify({ image_url: `\u0000${imageUrl}\n` })), /^image_url must not contain control characters/));
   test('an image_url with an unpaired surrogate is refused naming image_url', () =>
     expectInvalid(json('{"image_url":"https://images.example.test/a\\ud800b.jpg"}'), /^image_url must be valid Unicode/));
+  // A URL parser repairs these into another address (http:x is fetched as http://x/), so what was
+  // stored and echoed would not be what is fetched: refused rather than guessed at.
+  for (const url of ['http:x', 'https:images.example.test/photo.jpg', 'http:/images.example.test/photo.jpg', 'https:///images.example.test/photo.jpg']) {
+    test(`a create with image_url ${url} gets 400 invalid_request naming image_url`, () =>
+      expectInvalid(json(JSON.stringify({ image_url: url })), /^image_url must begin with http:\/\/ or https:\/\/ followed by the host$/));
+  }
+  for (const url of ['http:\\\\images.example.test\\photo.jpg', 'https://images.example.test\\photo.jpg', 'https://images.example.test/photo.jpg?size=a\\b']) {
+    test(`an image_url with a backslash is refused (${url})`, () =>
+      expectInvalid(json(JSON.stringify({ image_url: url })), /^image_url must not contain a backslash$/));
+  }
+  for (const url of [` ${imageUrl}`, `${imageUrl} `]) {
+    test(`an image_url with a space at its start or end is refused (${JSON.stringify(url)})`, () =>
+      expectInvalid(json(JSON.stringify({ image_url: url })), /^image_url must not begin or end with a space$/));
+  }
+  test('an upper-case HTTPS:// scheme is still accepted, and echoed as sent', async () => {
+    const url = 'HTTPS://images.example.test/photo.jpg';
+    const res = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: url }), key });
+    assert.equal(res.status, 202);
+    assert.equal(((await res.json()) as { input: { image_url: string } }).input.image_url, url);
+  });
+  test('an image_url that names the same address in another spelling (host case, default port, a space in the path) is accepted as sent', async () => {
+    const url = 'https://Images.Example.TEST:443/summer photo.jpg';
+    const res = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: url }), key });
+    assert.equal(res.status, 202);
+    assert.equal(((await res.json()) as { input: { image_url: string } }).input.image_url, url);
+  });
   test('an image_url with non-ASCII letters is accepted as sent', async () => {
     const url = 'https://images.example.test/été/😀.jpg';
     const res = await server.request('/api/v1/bg/removals', { ...createBody({ image_url: url }), key });

@@ -1,5 +1,6 @@
-// What a signed-in browser may put in a URL or a form that names nothing or cannot be stored: the
-// app answers as for any unknown page or bad form, on both databases, never with a server error.
+// What a signed-in browser may put in a URL or a form that names nothing, cannot be stored or would
+// be fetched as another address: the app answers as for any unknown page or bad form, on both
+// databases, never with a server error.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachEngine } from '../support/engines.ts';
@@ -36,6 +37,32 @@ describeEachEngine('web app input that names nothing', (engine) => {
     assert.equal(response.status, 400);
     assert.match(body, /Give the key a name \(1–100 characters, no control characters\)/);
     assert.equal((await server.db.selectFrom('api_keys').select('id').execute()).length, 0);
+  });
+
+  // The form checks a pasted image URL with the API's rule: one a URL parser would repair into
+  // another address is refused, not stored as typed while another address is fetched.
+  for (const [label, url, message] of [
+    ['http:x', 'http:x', /image_url must begin with http:\/\/ or https:\/\/ followed by the host/],
+    ['a backslash', 'http:\\\\example.com\\a.jpg', /image_url must not contain a backslash/],
+  ] as const) {
+    test(`a pasted image URL with ${label} is refused with the form message and makes no task`, async () => {
+      const tasks = async () => (await server.db.selectFrom('tasks').select('id').execute()).length;
+      const before = await tasks();
+      await client.get('/app/remove');
+      const { response, body } = await client.post('/app/removals', { image_url: url });
+      assert.equal(response.status, 400);
+      assert.match(body, message);
+      assert.equal(await tasks(), before);
+    });
+  }
+
+  test('a pasted image URL with an upper-case HTTPS:// scheme is still accepted, and stored as typed', async () => {
+    await client.get('/app/remove');
+    const url = 'HTTPS://example.com/a.jpg';
+    const { response } = await client.post('/app/removals', { image_url: url });
+    assert.equal(response.status, 303);
+    const taskId = (response.headers.get('location') ?? '').split('/').pop() ?? '';
+    assert.equal((await server.db.selectFrom('tasks').select('image_url').where('id', '=', taskId).executeTakeFirstOrThrow()).image_url, url);
   });
 
   test('a JSON body that is not UTF-8, sent to a form, is refused as the request\'s fault, not answered as a server error', async () => {
