@@ -10,6 +10,7 @@ import type { ApiContext } from './context.ts';
 import { openApiDocument, publishComponents, transformRoute } from './openapi-document.ts';
 import { apiDescription } from './openapi-info.ts';
 import { answerClientError, answerConnect, answerUnmetExpectation, rememberRequestId } from './plugins/client-errors.ts';
+import { apiCodings, contentCodings } from './plugins/content-coding.ts';
 import { registerErrorHandling } from './plugins/error-handler.ts';
 import { registerHealthRoutes } from './plugins/health.ts';
 import { parseJsonBody } from './plugins/json-body.ts';
@@ -82,6 +83,7 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
 
   await app.register(
     async (v1) => {
+      v1.addHook('preParsing', contentCodings(apiCodings));
       await v1.register(removalRoutes(ctx));
       await v1.register(resultRoutes(ctx));
       v1.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app));

@@ -23,15 +23,16 @@ export const apiErrors = {
 export type ApiErrorCode = keyof typeof apiErrors;
 
 export class ApiError extends Error {
-  readonly status: number;
   constructor(
     readonly code: ApiErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
+    // Another status than the code's where HTTP names a more precise one for the same refusal
+    // (415 for a body in a coding the server does not read).
+    readonly status: number = apiErrors[code].status,
   ) {
     super(message);
     this.name = 'ApiError';
-    this.status = apiErrors[code].status;
   }
 }
 

@@ -22,6 +22,7 @@ import { taskMediaRoutes } from './routes/task-media.ts';
 import { cookieSecurity, formSecretCookie, loadSession } from './session.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
 import { clientAbort } from '../api/plugins/client-abort.ts';
+import { contentCodings } from '../api/plugins/content-coding.ts';
 import { databaseOutageRetrySeconds, outageOf } from '../store/database-outage.ts';
 import { ApiError } from '../domain/errors.ts';
 
@@ -63,6 +64,9 @@ export function webApp(api: ApiContext) {
     await app.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: formSecretCookie, cookieOpts: cookieSecurity(ctx.config) });
 
     app.addHook('onRequest', loadSession(ctx.db, ctx.config));
+    // Browsers never compress a form, and the upload form's parser reads the body as sent (not
+    // what a preParsing hook hands on), so a form in any coding is refused 415, never misread.
+    app.addHook('preParsing', contentCodings([]));
     const cookiesAlwaysSecure = cookieSecurity(ctx.config).secure === true;
     app.addHook('onSend', async (request, reply, payload) => {
       reply.headers(securityHeaders);
@@ -77,7 +81,8 @@ export function webApp(api: ApiContext) {
       return payload;
     });
     app.setErrorHandler((err: FastifyError, request, reply) => {
-      const send = (status: number, title: string, message: string) => reply.code(status).type('text/html').send(errorPage(title, message, status));
+      const send = (status: number, title: string, message: string, headers: Record<string, string> = {}) =>
+        reply.code(status).headers(headers).type('text/html').send(errorPage(title, message, status));
       if (err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET') {
         request.log.info({ code: err.code }, 'CSRF check failed');
         return send(403, 'Form expired', 'This form was not sent from a current page of this site. Go back, reload the page and try again.');
@@ -97,8 +102,9 @@ export function webApp(api: ApiContext) {
       if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
         return send(err.statusCode, 'Request not accepted', err.message);
       }
-      // A refusal of the parts the API shares with the pages (the JSON body parser: bytes that are not UTF-8).
-      if (err instanceof ApiError && err.status < 500) return send(err.status, 'Request not accepted', err.message);
+      // A refusal of the parts the API shares with the pages (the JSON body parser: bytes that are
+      // not UTF-8; a body's Content-Encoding, with the Accept-Encoding that goes with its 415).
+      if (err instanceof ApiError && err.status < 500) return send(err.status, 'Request not accepted', err.message, err.headers);
       const outage = outageOf(err);
       if (outage) {
         request.log.error({ err }, `${outage} unavailable`);

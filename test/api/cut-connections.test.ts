@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import pino from 'pino';
 import { LogCollector } from '../support/log-collector.ts';
-import { partialApiCreate, partialUpload } from '../support/partial-requests.ts';
+import { partialApiCreate, partialGzipApiCreate, partialUpload } from '../support/partial-requests.ts';
 import { createBody, startTestServer, type TestServer } from '../support/server.ts';
 import { goodPassword, uniqueEmail, WebClient } from '../web/web-client.ts';
 
@@ -24,7 +24,7 @@ after(() => server.close());
 /** Sends a request's head and part of its body, then cuts the connection as `cut` says. */
 function cutRequest(partial: string, cut: (socket: net.Socket) => void): void {
   const { port } = new URL(server.url);
-  const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(partial, () => cut(socket)));
+  const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(partial, 'latin1', () => cut(socket)));
   socket.on('error', () => {});
   socket.resume();
 }
@@ -44,6 +44,7 @@ const cuts = [
 
 for (const [route, partial] of [
   ['an API create', async () => partialApiCreate(key)],
+  ['a gzip-encoded API create', async () => partialGzipApiCreate(key)],
   ["the web app's upload form", webUpload],
 ] as const) {
   for (const [how, cut] of cuts) {

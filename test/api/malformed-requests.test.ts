@@ -1,9 +1,12 @@
 // Requests that no route can take as they are: paths the router cannot decode, ids that cannot
-// name anything, query strings and header blocks a client mangled. Each still gets the Error body
-// with a request id, and the checks keep their order (API key first).
+// name anything, query strings and header blocks a client mangled, bodies in a coding the server
+// does not read. Each still gets the Error body with a request id, and the checks keep their order
+// (API key first).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
+import zlib from 'node:zlib';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { describeEachEngine } from '../support/engines.ts';
 
@@ -35,6 +38,34 @@ function rawRequest(server: TestServer, text: string): Promise<{ status: number;
       const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
     });
+  });
+}
+
+/**
+ * Sends the start of a chunked create body and never its end, and reads the answer: one that comes
+ * was decided while the body was still arriving.
+ */
+function unfinishedCreate(server: TestServer, key: string, contentEncoding: string, start: Buffer): Promise<{ status: number; body: string }> {
+  const { port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const request = http.request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/api/v1/bg/removals',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': contentEncoding, 'transfer-encoding': 'chunked' },
+    });
+    request.on('error', reject);
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        request.destroy();
+        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    request.write(start);
   });
 }
 
@@ -167,5 +198,68 @@ describeEachEngine('requests no route can take as they are', (engine) => {
     await expectError(await server.request('/api/v1/bg/removals', init), 401, 'invalid_api_key');
     const error = await expectError(await server.request('/api/v1/bg/removals', { ...init, key }), 400, 'invalid_request');
     assert.match(error.message, /too large/);
+  });
+
+  describe('request bodies sent compressed', () => {
+    const imageUrl = 'https://images.example.test/photo.jpg';
+    const json = Buffer.from(JSON.stringify({ image_url: imageUrl }));
+    const compressors = { gzip: zlib.gzipSync, 'x-gzip': zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync };
+    let compressedKey: string;
+    before(async () => {
+      ({ key: compressedKey } = await server.account({ credits: 1000 }));
+    });
+
+    function create(contentEncoding: string, body: Uint8Array<ArrayBuffer>, withKey = true): Promise<Response> {
+      const headers = { 'content-type': 'application/json', 'content-encoding': contentEncoding };
+      return server.request('/api/v1/bg/removals', { method: 'POST', headers, body, ...(withKey ? { key: compressedKey } : {}) });
+    }
+
+    for (const [coding, compress] of Object.entries(compressors)) {
+      test(`a create whose body is ${coding} encoded is accepted like the plain one`, async () => {
+        const res = await create(coding, compress(json));
+        const text = await res.text();
+        assert.equal(res.status, 202, text);
+        assert.equal((JSON.parse(text) as { input: { image_url: string } }).input.image_url, imageUrl);
+      });
+    }
+
+    test('a create whose body says Content-Encoding: identity is accepted like the plain one', async () => {
+      const res = await create('identity', json);
+      assert.equal(res.status, 202, await res.text());
+    });
+
+    test('a gzip body that inflates past the body limit gets 400 too large, like a plain body, before it is all inflated', { timeout: 30_000 }, async () => {
+      // 200 KB of JSON whitespace in gzip, less the trailer: the body is never finished.
+      const inflatesPastTheLimit = zlib.gzipSync(Buffer.alloc(200_000, ' ')).subarray(0, -8);
+      const res = await unfinishedCreate(server, compressedKey, 'gzip', inflatesPastTheLimit);
+      assert.equal(res.status, 400, res.body);
+      assert.match(res.body, /"code":"invalid_request".*too large/);
+    });
+
+    test('a gzip body over the body limit as sent gets 400 too large even while it inflates to nothing', { timeout: 30_000 }, async () => {
+      // A gzip header, then empty stored blocks: 75 KB on the wire that decode to no byte at all.
+      const emptyBlocks = Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]), Buffer.alloc(15_000 * 5).fill(Buffer.from([0, 0, 0, 0xff, 0xff]))]);
+      const res = await unfinishedCreate(server, compressedKey, 'gzip', emptyBlocks);
+      assert.equal(res.status, 400, res.body);
+      assert.match(res.body, /"code":"invalid_request".*too large/);
+    });
+
+    for (const coding of ['gzip', 'deflate', 'br']) {
+      test(`a body that is not valid ${coding} data gets 400 invalid_request saying so`, async () => {
+        const error = await expectError(await create(coding, json), 400, 'invalid_request');
+        assert.match(error.message, new RegExp(`not valid ${coding === 'br' ? 'Brotli' : coding}`));
+      });
+    }
+
+    for (const coding of ['compress', 'zstd', 'gzip, br']) {
+      test(`a body in an unsupported coding (${coding}) gets 415 invalid_request with Accept-Encoding, after the API key check`, async () => {
+        const body = zlib.gzipSync(json);
+        await expectError(await create(coding, body, false), 401, 'invalid_api_key');
+        const res = await create(coding, body);
+        const error = await expectError(res, 415, 'invalid_request');
+        assert.match(error.message, /Content-Encoding/);
+        assert.equal(res.headers.get('accept-encoding'), 'gzip, x-gzip, deflate, br');
+      });
+    }
   });
 });

@@ -7,7 +7,7 @@ import net from 'node:net';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { LogCollector } from '../support/log-collector.ts';
-import { partialApiCreate, partialUpload } from '../support/partial-requests.ts';
+import { partialApiCreate, partialGzipApiCreate, partialUpload } from '../support/partial-requests.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { goodPassword, uniqueEmail, WebClient } from '../web/web-client.ts';
 
@@ -30,7 +30,7 @@ function stalledRequest(partial: string): Promise<{ answer: string; afterMs: num
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(partial));
+    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(partial, 'latin1'));
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', reject);
     socket.on('close', () => resolve({ answer: Buffer.concat(chunks).toString('utf8'), afterMs: performance.now() - started }));
@@ -58,6 +58,10 @@ async function assertTimedOut({ answer, afterMs }: { answer: string; afterMs: nu
 
 test('a create whose JSON body stops arriving is answered 408 invalid_request and closed after the request timeout', waitAtMost, async () => {
   await assertTimedOut(await stalledRequest(partialApiCreate(key)), '/api/v1/bg/removals');
+});
+
+test('a create whose gzip body stops arriving is answered 408 invalid_request and closed after the request timeout', waitAtMost, async () => {
+  await assertTimedOut(await stalledRequest(partialGzipApiCreate(key)), '/api/v1/bg/removals');
 });
 
 test('a web upload whose photo stops arriving midway is answered 408 and closed after the request timeout', waitAtMost, async () => {

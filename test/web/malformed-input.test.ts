@@ -3,6 +3,7 @@
 // databases, never with a server error.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
 import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
@@ -70,5 +71,34 @@ describeEachEngine('web app input that names nothing', (engine) => {
     const response = await fetch(`${server.url}/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     assert.equal(response.status, 400);
     assert.match(await response.text(), /not valid UTF-8/);
+  });
+
+  test('a form sent compressed is refused with 415 and Accept-Encoding: identity, and changes nothing', async () => {
+    await client.get('/app/settings/keys');
+    const keyForm = new URLSearchParams({ _csrf: client.csrf, name: 'sent compressed' }).toString();
+    const keys = await fetch(`${server.url}/app/settings/keys`, {
+      method: 'POST',
+      headers: { cookie: client.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' },
+      body: zlib.gzipSync(keyForm),
+      redirect: 'manual',
+    });
+    assert.equal(keys.status, 415, await keys.text());
+    assert.equal(keys.headers.get('accept-encoding'), 'identity');
+    assert.equal((await server.db.selectFrom('api_keys').select('id').execute()).length, 0);
+
+    await client.get('/app/remove');
+    const uploadForm = new FormData();
+    uploadForm.append('_csrf', client.csrf);
+    uploadForm.append('file', new Blob([new Uint8Array(100)], { type: 'image/png' }), 'x.png');
+    const multipart = new Response(uploadForm);
+    const upload = await fetch(`${server.url}/app/removals`, {
+      method: 'POST',
+      headers: { cookie: client.cookieHeader(), 'content-type': multipart.headers.get('content-type') ?? '', 'content-encoding': 'gzip' },
+      body: zlib.gzipSync(Buffer.from(await multipart.arrayBuffer())),
+      redirect: 'manual',
+    });
+    assert.equal(upload.status, 415, await upload.text());
+    assert.equal(upload.headers.get('accept-encoding'), 'identity');
+    assert.equal((await server.db.selectFrom('tasks').select('id').execute()).length, 0);
   });
 });

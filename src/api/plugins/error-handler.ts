@@ -15,19 +15,19 @@ export function errorBody(code: ApiErrorCode, message: string, requestId: string
 // raw response, waiting for its first bytes, so they are removed there too.
 const headersOfTheFile = ['Content-Type', 'Content-Length', 'Content-Disposition', 'Content-Range', 'Accept-Ranges', 'ETag', 'Last-Modified', 'Cache-Control'];
 
-export function sendError(reply: FastifyReply, request: FastifyRequest, code: ApiErrorCode, message: string, headers: Record<string, string> = {}) {
+export function sendError(reply: FastifyReply, request: FastifyRequest, code: ApiErrorCode, message: string, headers: Record<string, string> = {}, status: number = apiErrors[code].status) {
   for (const name of headersOfTheFile) {
     reply.removeHeader(name);
     if (!reply.raw.headersSent) reply.raw.removeHeader(name);
   }
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-  return reply.code(apiErrors[code].status).send(errorBody(code, message, request.id));
+  return reply.code(status).send(errorBody(code, message, request.id));
 }
 
 /** An expected refusal: logged at info with its code, answered with the Error body. */
 export function sendApiError(reply: FastifyReply, request: FastifyRequest, apiError: ApiError) {
   request.log.info({ code: apiError.code, status: apiError.status }, apiError.message);
-  return sendError(reply, request, apiError.code, apiError.message, apiError.headers);
+  return sendError(reply, request, apiError.code, apiError.message, apiError.headers, apiError.status);
 }
 
 function translateFrameworkError(err: FastifyError, request: FastifyRequest): ApiError | undefined {

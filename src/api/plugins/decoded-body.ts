@@ -1,0 +1,73 @@
+// A compressed request body, decoded as it arrives and held to the body limit on both sides: the
+// bytes sent, and the bytes they decode to. Fastify counts what this stream yields too, but only
+// as each decoded chunk reaches it: a body of empty deflate blocks yields nothing for it to count
+// while the client goes on sending, and a small bomb would go on inflating after Fastify stopped
+// listening. So the decoder itself is stopped at the limit, and the rest of the body is read and
+// dropped, as Fastify leaves a plain body past the limit, so the connection can carry the answer.
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import { errorCodes } from 'fastify';
+import { ApiError } from '../../domain/errors.ts';
+
+export type Coding = 'gzip' | 'x-gzip' | 'deflate' | 'br';
+
+const decoders: Record<Coding, { create: () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress; name: string }> = {
+  gzip: { create: zlib.createGunzip, name: 'gzip' },
+  'x-gzip': { create: zlib.createGunzip, name: 'gzip' },
+  // RFC 9110's deflate is the zlib format (RFC 1950), which is what a client's zlib writes by default.
+  deflate: { create: zlib.createInflate, name: 'deflate (the zlib format, RFC 1950)' },
+  br: { create: zlib.createBrotliDecompress, name: 'Brotli' },
+};
+
+export class DecodedBody extends Readable {
+  /** What Fastify compares with Content-Length: the bytes as sent. */
+  receivedEncodedLength = 0;
+  #decodedLength = 0;
+  #started = false;
+  readonly #decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress;
+
+  constructor(
+    private readonly source: Readable,
+    private readonly coding: Coding,
+    private readonly limit: number,
+  ) {
+    super();
+    this.#decoder = decoders[coding].create();
+    // Fastify listens while it reads the body; an error after it has answered (and stopped
+    // listening) has nobody left to tell, and must not take the process down as an unheard error.
+    this.on('error', () => {});
+  }
+
+  // Nothing is read until Fastify reads the body: a request it refuses unread (a Content-Type no
+  // parser takes) leaves the body to Node, as a plain one.
+  override _read(): void {
+    if (this.#started) this.#decoder.resume();
+    else this.#start();
+  }
+
+  #start(): void {
+    this.#started = true;
+    const decoder = this.#decoder;
+    this.source.on('data', (chunk: Buffer) => {
+      this.receivedEncodedLength += chunk.length;
+      if (this.receivedEncodedLength > this.limit) this.destroy(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+    });
+    // The same error object, so that a client that went away is still told apart (client-abort.ts).
+    this.source.on('error', (err) => this.destroy(err));
+    decoder.on('data', (chunk: Buffer) => {
+      this.#decodedLength += chunk.length;
+      if (this.#decodedLength > this.limit) this.destroy(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+      else if (!this.push(chunk)) decoder.pause();
+    });
+    decoder.on('end', () => this.push(null));
+    decoder.on('error', () => this.destroy(new ApiError('invalid_request', `The request body is not valid ${decoders[this.coding].name} data, as its Content-Encoding says it is.`)));
+    this.source.pipe(decoder);
+  }
+
+  override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
+    this.source.unpipe(this.#decoder);
+    this.#decoder.destroy();
+    this.source.resume();
+    callback(err);
+  }
+}
