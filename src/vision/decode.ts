@@ -2,6 +2,7 @@
 // any pixel is decoded.
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { TaskError } from '../domain/errors.ts';
+import { deepSamples, eightBit, type DeepSamples } from './sample-formats.ts';
 
 // libvips' operation cache keeps up to 50 MB of recent results for reuse; every image here is new
 // and passes through once, so the cache only adds to the worker's resident memory.
@@ -15,6 +16,8 @@ export interface ImageHeader {
   /** Upright size, after EXIF orientation. */
   width: number;
   height: number;
+  /** Set when the samples are 32-bit integers or floats, which decodableBytes rewrites first. */
+  deepSamples?: DeepSamples;
 }
 
 /** Interleaved 8-bit sRGB pixels, with the source's alpha as a fourth channel when it has one */
@@ -47,7 +50,13 @@ export async function readHeader(input: Buffer, maxPixels: number): Promise<Imag
   if (width * height > maxPixels) {
     throw new TaskError('image_too_large', `The image is ${width}×${height} (${pixelCount(width * height)} pixels); the limit is ${pixelCount(maxPixels)} pixels.`);
   }
-  return { format: metadata.format, width, height };
+  return { format: metadata.format, width, height, deepSamples: deepSamples(metadata) };
+}
+
+/** What decodeImage and resizeEncoded take: the input itself, or the 8-bit image its deep samples stand for. */
+export async function decodableBytes(input: Buffer, header: ImageHeader, maxPixels: number): Promise<Buffer> {
+  const samples = header.deepSamples;
+  return samples ? decoding(maxPixels, () => eightBit(input, samples, maxPixels)) : input;
 }
 
 /** Decodes the first frame (animations and multi-page files contribute only that), upright. */

@@ -6,7 +6,7 @@
 // input is still resized from the decoded pixels: a second full decode for it, beside the first,
 // left the cores busier than resizing the pixels once decoded (throwaway A/B at 8 and 12 MP).
 import sharp, { type Sharp } from 'sharp';
-import { decodeImage, resizeEncoded, type DecodedImage, type ImageHeader } from './decode.ts';
+import { decodableBytes, decodeImage, resizeEncoded, type DecodedImage, type ImageHeader } from './decode.ts';
 import { modelSize } from './model.ts';
 
 /** A smaller copy of the upright photo: `shape` adds sharp's resizing, the copy is interleaved 8-bit sRGB. */
@@ -38,8 +38,9 @@ export function decodedPhoto(image: DecodedImage): Photo {
   };
 }
 
-/** Starts decoding `input`, whose header has been read and checked (readHeader). */
-export async function openPhoto(input: Buffer, header: ImageHeader, maxPixels: number): Promise<Photo> {
+/** Starts decoding `encoded`, whose header has been read and checked (readHeader). */
+export async function openPhoto(encoded: Buffer, header: ImageHeader, maxPixels: number): Promise<Photo> {
+  const input = await decodableBytes(encoded, header, maxPixels);
   if (header.width * header.height < encodedGuideFrom) return decodedPhoto(await decodeImage(input, maxPixels));
   const decoded = decodeImage(input, maxPixels);
   // Its failure is met by whoever awaits it, possibly after a copy fails first: not left unhandled meanwhile.

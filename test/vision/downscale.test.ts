@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { downscaleToPixels, fitToPixels } from '../../src/vision/downscale.ts';
 import { fixtureImage } from '../support/image-server.ts';
+import { tiffOf } from '../support/tiff.ts';
 
 test('a size is fitted to the pixel budget keeping its aspect ratio, and never enlarged', () => {
   for (const [w, h] of [[800, 618], [4032, 3024], [643, 800], [10_000, 3], [3, 10_000], [501, 499]] as const) {
@@ -28,4 +29,14 @@ test('an image over the budget is scaled down upright; one within it is passed t
   assert.ok((upright.height ?? 0) > (upright.width ?? 0), 'EXIF orientation is applied');
   const tiny = fixtureImage('horse-279.png');
   assert.equal(await downscaleToPixels(tiny, 250_000, 50_000_000), tiny);
+});
+
+test('a 32-bit TIFF over the budget is scaled down with the colours of its 8-bit original', async () => {
+  const [width, height] = [600, 500];
+  const grey = await sharp(fixtureImage('am-gt07.png')).resize(width, height, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer();
+  const scaled = async (tiff: Buffer): Promise<Buffer> => sharp(await downscaleToPixels(tiff, 100_000, 50_000_000)).raw().toBuffer();
+  const deep = await scaled(tiffOf({ width, height, channels: 1, bits: 32, format: 'uint', samples: Uint32Array.from(grey, (v) => v * 0x01010101) }));
+  const eightBit = await scaled(tiffOf({ width, height, channels: 1, bits: 8, format: 'uint', samples: grey }));
+  assert.equal(deep.length, eightBit.length);
+  assert.ok(deep.every((value, i) => Math.abs(value - eightBit[i]!) <= 1), 'the preview is off its 8-bit original');
 });

@@ -5,10 +5,12 @@ import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { baselineCutout, cachingSegmenter } from '../../bench/quality-run.ts';
 import { TaskError } from '../../src/domain/errors.ts';
-import { decodeImage } from '../../src/vision/decode.ts';
+import { decodeImage, readHeader } from '../../src/vision/decode.ts';
+import { encodedGuideFrom, openPhoto } from '../../src/vision/photo.ts';
 import { loadSegmenter, removeBackground, type Segmenter } from '../../src/vision/remove-background.ts';
 import { fixture, fixturePhoto, groundTruth, iou } from '../support/fixtures.ts';
 import { heicClaiming } from '../support/heic.ts';
+import { tiffOf, type TiffSamples } from '../support/tiff.ts';
 import { decodeCutout, defaults } from './cutout.ts';
 
 const name = 'am-gt02';
@@ -55,6 +57,95 @@ function pngClaiming(width: number, height: number): Buffer {
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   return Buffer.concat([signature, pngChunk('IHDR', header), pngChunk('IDAT', zlib.deflateSync(Buffer.alloc(16))), pngChunk('IEND', Buffer.alloc(0))]);
 }
+
+/** A small copy of the fixture as samples 0–255: grey when `channels` is 1 or 2, alpha rising left to right when 2 or 4. */
+async function original(channels: TiffSamples['channels']): Promise<Pick<TiffSamples, 'width' | 'height' | 'channels'> & { samples: number[] }> {
+  const [width, height] = [48, 32];
+  const colours = channels <= 2 ? 1 : 3;
+  const photo = sharp(fixturePhoto(name)).resize(width, height, { fit: 'fill' });
+  const colour = await (colours === 1 ? photo.toColourspace('b-w') : photo).raw().toBuffer();
+  const samples = Array.from({ length: width * height * channels }, (_, i) => {
+    const [pixel, band] = [Math.floor(i / channels), i % channels];
+    return band < colours ? colour[pixel * colours + band]! : Math.round(((pixel % width) * 255) / (width - 1));
+  });
+  return { width, height, channels, samples };
+}
+
+/** What the pipeline decodes `tiff` to. */
+async function decodedTiff(tiff: Buffer): Promise<Buffer> {
+  const photo = await openPhoto(tiff, await readHeader(tiff, defaults.maxPixels), defaults.maxPixels);
+  return (await photo.decoded).pixels;
+}
+
+async function assertDecodesLike(tiff: Buffer, eightBit: Buffer, levels: number): Promise<void> {
+  const [ours, theirs] = [await decodedTiff(tiff), await decodedTiff(eightBit)];
+  assert.equal(ours.length, theirs.length);
+  const worst = Math.max(...ours.map((value, i) => Math.abs(value - theirs[i]!)));
+  assert.ok(worst <= levels, `a sample is ${worst} levels off its 8-bit original`);
+}
+
+const linearLight = (v: number): number => (v <= 10 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
+
+describe('TIFF sample formats', () => {
+  const layouts = [
+    [1, 'greyscale'],
+    [2, 'greyscale with alpha'],
+    [3, 'RGB'],
+    [4, 'RGB with alpha'],
+  ] as const;
+
+  for (const [channels, layout] of layouts) {
+    it(`decodes a ${layout} TIFF with 32-bit unsigned samples to the colours of its 8-bit original`, async () => {
+      const source = await original(channels);
+      const deep = tiffOf({ ...source, bits: 32, format: 'uint', samples: source.samples.map((v) => v * 0x01010101) });
+      await assertDecodesLike(deep, tiffOf({ ...source, bits: 8, format: 'uint' }), 0);
+    });
+
+    it(`decodes a ${layout} float TIFF holding 0–1 like its 8-bit original`, async () => {
+      const source = await original(channels);
+      // RGB floats are linear light, as libvips (and 32-bit editors) read them; greyscale ones as they are.
+      const colours = channels <= 2 ? 1 : 3;
+      const samples = source.samples.map((v, i) => (colours === 3 && i % channels < 3 ? linearLight(v) : v / 255));
+      await assertDecodesLike(tiffOf({ ...source, bits: 32, format: 'float', samples }), tiffOf({ ...source, bits: 8, format: 'uint' }), 1);
+    });
+  }
+
+  it('makes the guide of a large 32-bit TIFF, resized from its bytes, with the colours of its 8-bit original', async () => {
+    const [width, height] = [2048, 2048];
+    assert.ok(width * height >= encodedGuideFrom);
+    const grey = await sharp(fixturePhoto(name)).resize(width, height, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer();
+    const guide = async (tiff: Buffer): Promise<Buffer> =>
+      (await openPhoto(tiff, await readHeader(tiff, defaults.maxPixels), defaults.maxPixels)).resize((photo) => photo.resize(64, 64));
+    const deep = await guide(tiffOf({ width, height, channels: 1, bits: 32, format: 'uint', samples: Uint32Array.from(grey, (v) => v * 0x01010101) }));
+    const eightBit = await guide(tiffOf({ width, height, channels: 1, bits: 8, format: 'uint', samples: grey }));
+    assert.ok(deep.every((value, i) => Math.abs(value - eightBit[i]!) <= 1), 'the guide is off its 8-bit original');
+  });
+
+  it('applies an ICC profile carried by a TIFF with 32-bit unsigned or float samples as its 8-bit original would', async () => {
+    const profile = async (name: 'p3' | 'srgb'): Promise<Buffer> =>
+      (await sharp(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#808080' } }).withIccProfile(name).png().toBuffer()).metadata()).icc!;
+    const source = await original(3);
+    const p3 = await profile('p3');
+    const integers = tiffOf({ ...source, bits: 32, format: 'uint', samples: source.samples.map((v) => v * 0x01010101), icc: p3 });
+    await assertDecodesLike(integers, tiffOf({ ...source, bits: 8, format: 'uint', icc: p3 }), 1);
+    const srgb = await profile('srgb');
+    const floats = tiffOf({ ...source, bits: 32, format: 'float', samples: source.samples.map(linearLight), icc: srgb });
+    await assertDecodesLike(floats, tiffOf({ ...source, bits: 8, format: 'uint', icc: srgb }), 1);
+  });
+
+  it('clamps float samples beyond 0–1 to black and white', async () => {
+    const grey = tiffOf({ width: 4, height: 1, channels: 1, bits: 32, format: 'float', samples: [-0.5, 0, 1, 3.5] });
+    assert.deepEqual([...(await decodedTiff(grey))], [0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255]);
+  });
+
+  it('refuses TIFFs with signed integer samples as unsupported_image, naming the sample format', async () => {
+    const source = await original(3);
+    for (const bits of [8, 16, 32] as const) {
+      const signed = tiffOf({ ...source, bits, format: 'int', samples: source.samples.map((v) => Math.floor((v * (2 ** bits - 1)) / 510)) });
+      await assert.rejects(removeBackground(segmenter, signed, defaults), rejectsWith('unsupported_image', new RegExp(`^TIFF images with ${bits}-bit signed integer samples are not supported`)));
+    }
+  });
+});
 
 describe('input formats', () => {
   it('takes a CMYK JPEG', async () => {
