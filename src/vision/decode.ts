@@ -18,7 +18,18 @@ export interface ImageHeader {
   height: number;
   /** Set when the samples are 32-bit integers or floats, which decodableBytes rewrites first. */
   deepSamples?: DeepSamples;
+  /**
+   * Set for 16-bit RGB samples with an ICC profile. sharp converts such a source through its
+   * profile to Display P3, not sRGB (to keep its gamut), and the cast to 8-bit sRGB then only
+   * narrows the samples: P3 values read as sRGB, duller colours. So it is converted to sRGB from
+   * the start (inSourceColours). Only such a source: a CMYK one without a profile would trade
+   * sharp's CMYK profile for a plainer conversion.
+   */
+  sixteenBitProfile?: boolean;
 }
+
+/** What the decode takes from the header: how the source's colours are converted. */
+export type SourceColours = Pick<ImageHeader, 'sixteenBitProfile'>;
 
 /** Interleaved 8-bit sRGB pixels, with the source's alpha as a fourth channel when it has one */
 export interface DecodedImage {
@@ -50,7 +61,8 @@ export async function readHeader(input: Buffer, maxPixels: number): Promise<Imag
   if (width * height > maxPixels) {
     throw new TaskError('image_too_large', `The image is ${width}×${height} (${pixelCount(width * height)} pixels); the limit is ${pixelCount(maxPixels)} pixels.`);
   }
-  return { format: metadata.format, width, height, deepSamples: deepSamples(metadata) };
+  const sixteenBitProfile = metadata.space === 'rgb16' && metadata.hasProfile === true;
+  return { format: metadata.format, width, height, deepSamples: deepSamples(metadata), sixteenBitProfile };
 }
 
 /** What decodeImage and resizeEncoded take: the input itself, or the 8-bit image its deep samples stand for. */
@@ -60,9 +72,9 @@ export async function decodableBytes(input: Buffer, header: ImageHeader, maxPixe
 }
 
 /** Decodes the first frame (animations and multi-page files contribute only that), upright. */
-export async function decodeImage(input: Buffer, maxPixels: number): Promise<DecodedImage> {
+export async function decodeImage(input: Buffer, maxPixels: number, colours: SourceColours = {}): Promise<DecodedImage> {
   return decoding(maxPixels, async () => {
-    const { data, info } = await uprightSrgb(input, maxPixels, (photo) => photo).toBuffer({ resolveWithObject: true });
+    const { data, info } = await uprightSrgb(input, maxPixels, (photo) => photo, colours).toBuffer({ resolveWithObject: true });
     if (info.channels !== 3 && info.channels !== 4) throw new Error(`decoded ${info.channels} channels`);
     return { pixels: data, width: info.width, height: info.height, channels: info.channels };
   });
@@ -73,13 +85,18 @@ export async function decodeImage(input: Buffer, maxPixels: number): Promise<Dec
  * resizing to the upright photo, and the copy is 8-bit sRGB like decodeImage's pixels. Decoding
  * failures become the same errors as decodeImage's.
  */
-export function resizeEncoded(input: Buffer, maxPixels: number, shape: (photo: Sharp) => Sharp): Promise<Buffer> {
-  return decoding(maxPixels, () => uprightSrgb(input, maxPixels, shape).toBuffer());
+export function resizeEncoded(input: Buffer, maxPixels: number, shape: (photo: Sharp) => Sharp, colours: SourceColours = {}): Promise<Buffer> {
+  return decoding(maxPixels, () => uprightSrgb(input, maxPixels, shape, colours).toBuffer());
 }
 
-function uprightSrgb(input: Buffer, maxPixels: number, shape: (photo: Sharp) => Sharp): Sharp {
+/** `photo` set to convert its source's colours to sRGB as its header asks (ImageHeader.sixteenBitProfile). */
+export function inSourceColours(photo: Sharp, colours: SourceColours): Sharp {
+  return colours.sixteenBitProfile ? photo.pipelineColourspace('srgb') : photo;
+}
+
+function uprightSrgb(input: Buffer, maxPixels: number, shape: (photo: Sharp) => Sharp, colours: SourceColours): Sharp {
   // CMYK, greyscale and 16-bit sources all become 8-bit sRGB; an ICC profile is applied on the way.
-  return shape(sharp(input, { limitInputPixels: Math.max(1, Math.floor(maxPixels)) }).autoOrient())
+  return shape(inSourceColours(sharp(input, { limitInputPixels: Math.max(1, Math.floor(maxPixels)) }), colours).autoOrient())
     .toColourspace('srgb')
     .raw({ depth: 'uchar' });
 }

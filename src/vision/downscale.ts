@@ -1,7 +1,7 @@
 // Scales a source down to a pixel budget before segmentation; used for free-plan web previews,
 // which are cheaper to make at the smaller size and never exceed it.
 import sharp from 'sharp';
-import { decodableBytes, readHeader } from './decode.ts';
+import { decodableBytes, inSourceColours, readHeader } from './decode.ts';
 
 /** The largest upright size with the source's aspect ratio and at most `budget` pixels. */
 export function fitToPixels(width: number, height: number, budget: number): { width: number; height: number } {
@@ -24,7 +24,7 @@ export async function downscaleToPixels(input: Buffer, budget: number, maxPixels
   const header = await readHeader(input, maxPixels);
   if (header.width * header.height <= budget) return input;
   const size = fitToPixels(header.width, header.height, budget);
-  return sharp(await decodableBytes(input, header, maxPixels), { limitInputPixels: maxPixels })
+  return inSourceColours(sharp(await decodableBytes(input, header, maxPixels), { limitInputPixels: maxPixels }), header)
     .autoOrient()
     .resize({ width: size.width, height: size.height, fit: 'fill' })
     .png()

@@ -41,9 +41,9 @@ export function decodedPhoto(image: DecodedImage): Photo {
 /** Starts decoding `encoded`, whose header has been read and checked (readHeader). */
 export async function openPhoto(encoded: Buffer, header: ImageHeader, maxPixels: number): Promise<Photo> {
   const input = await decodableBytes(encoded, header, maxPixels);
-  if (header.width * header.height < encodedGuideFrom) return decodedPhoto(await decodeImage(input, maxPixels));
-  const decoded = decodeImage(input, maxPixels);
+  if (header.width * header.height < encodedGuideFrom) return decodedPhoto(await decodeImage(input, maxPixels, header));
+  const decoded = decodeImage(input, maxPixels, header);
   // Its failure is met by whoever awaits it, possibly after a copy fails first: not left unhandled meanwhile.
   decoded.catch(() => {});
-  return { width: header.width, height: header.height, decoded, resize: (shape) => resizeEncoded(input, maxPixels, shape) };
+  return { width: header.width, height: header.height, decoded, resize: (shape) => resizeEncoded(input, maxPixels, shape, header) };
 }

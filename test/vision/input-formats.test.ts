@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { baselineCutout, cachingSegmenter } from '../../bench/quality-run.ts';
 import { TaskError } from '../../src/domain/errors.ts';
 import { decodeImage, readHeader } from '../../src/vision/decode.ts';
+import { downscaleToPixels } from '../../src/vision/downscale.ts';
 import { encodedGuideFrom, openPhoto } from '../../src/vision/photo.ts';
 import { loadSegmenter, removeBackground, type Segmenter } from '../../src/vision/remove-background.ts';
 import { fixture, fixturePhoto, groundTruth, iou } from '../support/fixtures.ts';
@@ -84,6 +85,11 @@ async function assertDecodesLike(tiff: Buffer, eightBit: Buffer, levels: number)
   assert.ok(worst <= levels, `a sample is ${worst} levels off its 8-bit original`);
 }
 
+/** The ICC profile sharp embeds for `name`. */
+async function profile(name: 'p3' | 'srgb'): Promise<Buffer> {
+  return (await sharp(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#808080' } }).withIccProfile(name).png().toBuffer()).metadata()).icc!;
+}
+
 const linearLight = (v: number): number => (v <= 10 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
 
 describe('TIFF sample formats', () => {
@@ -121,9 +127,35 @@ describe('TIFF sample formats', () => {
     assert.ok(deep.every((value, i) => Math.abs(value - eightBit[i]!) <= 1), 'the guide is off its 8-bit original');
   });
 
+  for (const [channels, layout] of [[3, 'RGB'], [4, 'RGB with alpha']] as const) {
+    it(`applies the Display P3 or sRGB profile of a 16-bit ${layout} TIFF as its 8-bit original's, instead of reading P3 values as sRGB`, async () => {
+      const source = await original(channels);
+      for (const icc of [await profile('p3'), await profile('srgb')]) {
+        const sixteen = tiffOf({ ...source, bits: 16, format: 'uint', samples: source.samples.map((v) => v * 257), icc });
+        await assertDecodesLike(sixteen, tiffOf({ ...source, bits: 8, format: 'uint', icc }), 1);
+      }
+    });
+  }
+
+  it('makes the guide and the preview of a large 16-bit TIFF with a Display P3 profile in the colours of its 8-bit original', async () => {
+    const [width, height] = [2048, 2048];
+    assert.ok(width * height >= encodedGuideFrom);
+    const rgb = await sharp(fixturePhoto(name)).resize(width, height, { fit: 'fill' }).raw().toBuffer();
+    const icc = await profile('p3');
+    const sixteen = tiffOf({ width, height, channels: 3, bits: 16, format: 'uint', samples: Uint16Array.from(rgb, (v) => v * 257), icc });
+    const eightBit = tiffOf({ width, height, channels: 3, bits: 8, format: 'uint', samples: rgb, icc });
+    const guide = async (tiff: Buffer): Promise<Buffer> =>
+      (await openPhoto(tiff, await readHeader(tiff, defaults.maxPixels), defaults.maxPixels)).resize((photo) => photo.resize(64, 64));
+    const preview = async (tiff: Buffer): Promise<Buffer> => (await decodedTiff(await downscaleToPixels(tiff, 64 * 64, defaults.maxPixels)));
+    for (const copy of [guide, preview]) {
+      const [ours, theirs] = [await copy(sixteen), await copy(eightBit)];
+      assert.equal(ours.length, theirs.length);
+      const worst = Math.max(...ours.map((value, i) => Math.abs(value - theirs[i]!)));
+      assert.ok(worst <= 2, `the ${copy === guide ? 'guide' : 'preview'} is ${worst} levels off its 8-bit original`);
+    }
+  });
+
   it('applies an ICC profile carried by a TIFF with 32-bit unsigned or float samples as its 8-bit original would', async () => {
-    const profile = async (name: 'p3' | 'srgb'): Promise<Buffer> =>
-      (await sharp(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#808080' } }).withIccProfile(name).png().toBuffer()).metadata()).icc!;
     const source = await original(3);
     const p3 = await profile('p3');
     const integers = tiffOf({ ...source, bits: 32, format: 'uint', samples: source.samples.map((v) => v * 0x01010101), icc: p3 });
