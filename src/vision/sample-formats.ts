@@ -15,7 +15,7 @@ export interface DeepSamples {
   keepsProfile: boolean;
 }
 
-/** Undefined for 8 and 16-bit sources, which decode as they are; refuses formats with no agreed meaning. */
+/** Undefined for 8 and 16-bit sources and CIELAB, which decode as they are; refuses formats with no agreed meaning. */
 export function deepSamples(metadata: Metadata): DeepSamples | undefined {
   switch (metadata.depth) {
     case 'uchar':
@@ -24,7 +24,14 @@ export function deepSamples(metadata: Metadata): DeepSamples | undefined {
     case 'uint':
       // 0 to 2³²−1 as 0 to 255: the top 8 bits.
       return { rescale: { bands: metadata.channels, scale: 2 ** -24, offset: 0 }, keepsProfile: true };
+    case 'short':
+      // libvips reads a 16-bit CIELAB TIFF as signed LabS, whose range it knows and converts itself.
+      if (metadata.space === 'labs') return undefined;
+      return refused(metadata.depth);
     case 'float':
+      // CIELAB (and LogLuv, read as XYZ) floats hold absolute values that libvips converts itself,
+      // not 0–1 intensities: rescaling them would make other colours.
+      if (metadata.space === 'lab' || metadata.space === 'xyz') return undefined;
       // Floats are 0–1 (beyond is clamped). libvips reads RGB ones as linear light (scRGB), as
       // 32-bit editors and HDR merges write them, and converts them itself; greyscale ones it takes
       // as 0–255, so they are scaled (and rounded). It cannot apply a profile to float samples, and
@@ -34,8 +41,12 @@ export function deepSamples(metadata: Metadata): DeepSamples | undefined {
       // Signed integers (and complex numbers) come from measuring instruments, not cameras:
       // whether 0 is black or mid-grey is up to the program that wrote them, so any choice would
       // make a plausible but wrong cutout. Saying so lets the sender convert the file themselves.
-      throw new TaskError('unsupported_image', `TIFF images with ${sampleName(metadata.depth)} samples are not supported; send 8, 16 or 32-bit unsigned integer or 32-bit float samples.`);
+      return refused(metadata.depth);
   }
+}
+
+function refused(depth: string): never {
+  throw new TaskError('unsupported_image', `TIFF images with ${sampleName(depth)} samples are not supported; send 8, 16 or 32-bit unsigned integer or 32-bit float samples.`);
 }
 
 /** `input` rewritten as an upright 8-bit PNG, quick to write and read, keeping an ICC profile that still applies. */

@@ -15,6 +15,8 @@ export interface TiffSamples {
   samples: ArrayLike<number>;
   /** An ICC profile to embed. */
   icc?: Buffer;
+  /** CIELAB (photometric 8) instead of grey or RGB: 3 channels, L then a and b (signed, as two's complement when integers). */
+  cielab?: boolean;
 }
 
 const sampleFormatCode: Record<SampleFormat, number> = { uint: 1, int: 2, float: 3 };
@@ -23,7 +25,7 @@ const short = 3;
 const long = 4;
 const undefinedType = 7;
 
-export function tiffOf({ width, height, channels, bits, format, samples, icc }: TiffSamples): Buffer {
+export function tiffOf({ width, height, channels, bits, format, samples, icc, cielab }: TiffSamples): Buffer {
   const pixels = bits === 1 ? bilevel(width, height, samples) : packed(bits, format, samples);
   const colour = channels >= 3;
   const entries: [tag: number, type: number, values: number[] | Buffer][] = [
@@ -31,7 +33,7 @@ export function tiffOf({ width, height, channels, bits, format, samples, icc }: 
     [257, long, [height]],
     [258, short, Array<number>(channels).fill(bits)],
     [259, short, [1]], // no compression
-    [262, short, [colour ? 2 : 1]], // RGB, or grey with 0 as black
+    [262, short, [cielab ? 8 : colour ? 2 : 1]], // CIELAB, RGB, or grey with 0 as black
     [273, long, [0]], // strip offset, set below
     [277, short, [channels]],
     [278, long, [height]],

@@ -170,6 +170,16 @@ describe('TIFF sample formats', () => {
     assert.deepEqual([...(await decodedTiff(grey))], [0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255]);
   });
 
+  it('decodes a CIELAB TIFF with 16-bit or float samples to the colours of its 8-bit original, as libvips reads it', async () => {
+    // libvips reads 16-bit CIELAB as signed LabS and float CIELAB as Lab: samples whose meaning it knows.
+    const source = await original(3);
+    const rgb = tiffOf({ ...source, bits: 8, format: 'uint' });
+    const lab = [...new Float32Array((await sharp(rgb).toColourspace('lab').raw({ depth: 'float' }).toBuffer()).buffer)];
+    await assertDecodesLike(tiffOf({ ...source, bits: 32, format: 'float', samples: lab, cielab: true }), rgb, 1);
+    const labs = lab.map((v, i) => (i % 3 === 0 ? Math.round((v * 65535) / 100) : Math.round(v * 256) & 0xffff));
+    await assertDecodesLike(tiffOf({ ...source, bits: 16, format: 'uint', samples: labs, cielab: true }), rgb, 1);
+  });
+
   it('refuses TIFFs with signed integer samples as unsupported_image, naming the sample format', async () => {
     const source = await original(3);
     for (const bits of [8, 16, 32] as const) {
