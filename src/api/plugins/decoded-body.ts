@@ -1,4 +1,4 @@
-// A compressed request body, decoded as it arrives and held to the body limit on both sides: the
+// A compressed request body, decoded as it arrives (Brotli once it has all arrived, below) and held to the body limit on both sides: the
 // bytes sent, and the bytes they decode to. Fastify counts what this stream yields too, but only
 // as each decoded chunk reaches it: a body of empty deflate blocks yields nothing for it to count
 // while the client goes on sending, and a small bomb would go on inflating after Fastify stopped
@@ -61,7 +61,21 @@ export class DecodedBody extends Readable {
     });
     decoder.on('end', () => this.push(null));
     decoder.on('error', () => this.destroy(new ApiError('invalid_request', `The request body is not valid ${decoders[this.coding].name} data, as its Content-Encoding says it is.`)));
-    this.source.pipe(decoder);
+    if (this.coding !== 'br') {
+      this.source.pipe(decoder);
+      return;
+    }
+    // A Brotli decoder allocates the ring buffer its stream asks for (up to 16 MB) from the first
+    // bytes, and would hold it for as long as the client takes to send the rest (up to the request
+    // timeout): 16 bytes could pin 16 MB per request. So a Brotli body is decoded only once it has
+    // all arrived (at most the limit, as a plain body is held), and its decoder lives for that only.
+    const held: Buffer[] = [];
+    this.source.on('data', (chunk: Buffer) => {
+      if (!this.destroyed) held.push(chunk);
+    });
+    this.source.on('end', () => {
+      if (!this.destroyed) decoder.end(Buffer.concat(held));
+    });
   }
 
   override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
