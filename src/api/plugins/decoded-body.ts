@@ -1,17 +1,17 @@
-// A compressed request body, decoded as it arrives (Brotli once it has all arrived, below) and held to the body limit on both sides: the
-// bytes sent, and the bytes they decode to. Fastify counts what this stream yields too, but only
+// A compressed request body, decoded as it arrives (Brotli once it has all arrived, below) and held
+// to the body limit on both sides: the bytes sent, and the bytes they decode to. Fastify counts what this stream yields too, but only
 // as each decoded chunk reaches it: a body of empty deflate blocks yields nothing for it to count
 // while the client goes on sending, and a small bomb would go on inflating after Fastify stopped
 // listening. So the decoder itself is stopped at the limit, and the rest of the body is read and
 // dropped, as Fastify leaves a plain body past the limit, so the connection can carry the answer.
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { errorCodes } from 'fastify';
 import { ApiError } from '../../domain/errors.ts';
 
 export type Coding = 'gzip' | 'x-gzip' | 'deflate' | 'br';
 
-const decoders: Record<Coding, { create: () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress; name: string }> = {
+const decoders: Record<Coding, { create: () => Transform; name: string }> = {
   gzip: { create: zlib.createGunzip, name: 'gzip' },
   'x-gzip': { create: zlib.createGunzip, name: 'gzip' },
   // RFC 9110's deflate is the zlib format (RFC 1950), which is what a client's zlib writes by default.
@@ -24,15 +24,17 @@ export class DecodedBody extends Readable {
   receivedEncodedLength = 0;
   #decodedLength = 0;
   #started = false;
-  readonly #decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress;
+  readonly #decoder: Transform;
 
+  /** `createDecoder`: the coding's zlib decoder, or one a test watches. */
   constructor(
     private readonly source: Readable,
     private readonly coding: Coding,
     private readonly limit: number,
+    createDecoder: () => Transform = decoders[coding].create,
   ) {
     super();
-    this.#decoder = decoders[coding].create();
+    this.#decoder = createDecoder();
     // Fastify listens while it reads the body; an error after it has answered (and stopped
     // listening) has nobody left to tell, and must not take the process down as an unheard error.
     this.on('error', () => {});
