@@ -39,9 +39,11 @@ function unsupported(header: string, accepted: readonly Coding[]): ApiError {
 /** A preParsing hook: the body decoded where its coding is one of `accepted`, refused with 415 otherwise. */
 export function contentCodings(accepted: readonly Coding[]): preParsingHookHandler {
   return (request, _reply, payload, done) => {
-    const header = request.headers['content-encoding'] ?? '';
+    // Every API request passes here, polls included: most carry no coding and no body.
+    const header = request.headers['content-encoding'];
+    if (header === undefined || !hasBody(request.headers)) return done(null, payload);
     const codings = codingsOf(header);
-    if (codings.length === 0 || !hasBody(request.headers)) return done(null, payload);
+    if (codings.length === 0) return done(null, payload);
     const coding = codings.length === 1 ? accepted.find((name) => name === codings[0]) : undefined;
     if (coding === undefined) return done(unsupported(header, accepted));
     done(null, new DecodedBody(payload, coding, request.routeOptions.bodyLimit));
