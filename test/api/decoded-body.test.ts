@@ -33,3 +33,19 @@ test('a Brotli body is decoded only once it has all arrived, so a client that st
   await new Promise((resolve, reject) => body.on('end', resolve).on('error', reject));
   assert.equal(Buffer.concat(chunks).toString(), json);
 });
+
+test('bytes that arrive after a deflate stream has ended are refused, not dropped', async () => {
+  // The decoder stops at its stream's end; bytes in a later chunk never reach it.
+  const json = JSON.stringify({ image_url: 'https://example.com/photo.jpg' });
+  const source = new PassThrough();
+  const body = new DecodedBody(source, 'deflate', 64 * 1024);
+  body.resume();
+  await nextTurn();
+  source.write(zlib.deflateSync(Buffer.from(json)));
+  await nextTurn();
+  source.end(Buffer.from('more'));
+  await assert.rejects(
+    new Promise((resolve, reject) => body.on('end', resolve).on('error', reject)),
+    (err: Error & { code?: string }) => err.code === 'invalid_request' && /not valid deflate/.test(err.message),
+  );
+});

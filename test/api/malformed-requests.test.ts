@@ -251,6 +251,15 @@ describeEachEngine('requests no route can take as they are', (engine) => {
       });
     }
 
+    for (const [coding, compress] of Object.entries(compressors)) {
+      for (const [label, after] of [['junk', Buffer.from('junk')], ['zero bytes', Buffer.alloc(4)]] as const) {
+        test(`a ${coding} body with ${label} after the end of its stream gets 400 invalid_request, not the stream with the rest dropped`, async () => {
+          const error = await expectError(await create(coding, Buffer.concat([compress(json), after])), 400, 'invalid_request');
+          assert.match(error.message, new RegExp(`not valid ${coding === 'br' ? 'Brotli' : coding.replace('x-', '')}`));
+        });
+      }
+    }
+
     for (const coding of ['compress', 'zstd', 'gzip, br']) {
       test(`a body in an unsupported coding (${coding}) gets 415 invalid_request with Accept-Encoding, after the API key check`, async () => {
         const body = zlib.gzipSync(json);

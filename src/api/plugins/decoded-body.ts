@@ -11,7 +11,10 @@ import { ApiError } from '../../domain/errors.ts';
 
 export type Coding = 'gzip' | 'x-gzip' | 'deflate' | 'br';
 
-const decoders: Record<Coding, { create: () => Transform; name: string }> = {
+/** A zlib decoder: it counts the bytes it took, which can be fewer than it was given. */
+type Decoder = Transform & zlib.Zlib;
+
+const decoders: Record<Coding, { create: () => Decoder; name: string }> = {
   gzip: { create: zlib.createGunzip, name: 'gzip' },
   'x-gzip': { create: zlib.createGunzip, name: 'gzip' },
   // RFC 9110's deflate is the zlib format (RFC 1950), which is what a client's zlib writes by default.
@@ -24,14 +27,14 @@ export class DecodedBody extends Readable {
   receivedEncodedLength = 0;
   #decodedLength = 0;
   #started = false;
-  readonly #decoder: Transform;
+  readonly #decoder: Decoder;
 
   /** `createDecoder`: the coding's zlib decoder, or one a test watches. */
   constructor(
     private readonly source: Readable,
     private readonly coding: Coding,
     private readonly limit: number,
-    createDecoder: () => Transform = decoders[coding].create,
+    createDecoder: () => Decoder = decoders[coding].create,
   ) {
     super();
     this.#decoder = createDecoder();
@@ -61,8 +64,26 @@ export class DecodedBody extends Readable {
       if (this.#decodedLength > this.limit) this.destroy(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
       else if (!this.push(chunk)) decoder.pause();
     });
-    decoder.on('end', () => this.push(null));
-    decoder.on('error', () => this.destroy(new ApiError('invalid_request', `The request body is not valid ${decoders[this.coding].name} data, as its Content-Encoding says it is.`)));
+    // A decoder stops at its stream's end and drops whatever follows (gzip reads on for another
+    // member, but drops zero bytes), so a body with bytes after its stream would be read as one
+    // thing here and perhaps another by whatever sent or passed it on. Once the decoder has ended
+    // and been given the whole body, it must have taken every byte, or the body is refused.
+    let decoded = false;
+    let fed = false;
+    const finish = (): void => {
+      if (!decoded || !fed) return;
+      if (decoder.bytesWritten < this.receivedEncodedLength) this.destroy(this.#notValid());
+      else this.push(null);
+    };
+    decoder.on('end', () => {
+      decoded = true;
+      finish();
+    });
+    decoder.on('finish', () => {
+      fed = true;
+      finish();
+    });
+    decoder.on('error', () => this.destroy(this.#notValid()));
     if (this.coding !== 'br') {
       this.source.pipe(decoder);
       return;
@@ -78,6 +99,10 @@ export class DecodedBody extends Readable {
     this.source.on('end', () => {
       if (!this.destroyed) decoder.end(Buffer.concat(held));
     });
+  }
+
+  #notValid(): ApiError {
+    return new ApiError('invalid_request', `The request body is not valid ${decoders[this.coding].name} data, as its Content-Encoding says it is.`);
   }
 
   override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
