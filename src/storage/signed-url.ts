@@ -29,7 +29,8 @@ export class ResultUrlSigner implements ResultLinks {
   }
 
   verify(key: string, expires: string | undefined, signature: string | undefined, now = Date.now()): SignatureCheck {
-    if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return 'invalid';
+    // Only the decimal that sign writes: with leading zeros allowed, one link had many spellings.
+    if (!expires || !signature || !/^(?:0|[1-9]\d{0,11})$/.test(expires)) return 'invalid';
     const expected = Buffer.from(this.signature(key, Number(expires)));
     const given = Buffer.from(signature);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';

@@ -76,6 +76,16 @@ describeEachEngine('result URLs', (engine) => {
     }
   });
 
+  test('only the expiry as it was signed verifies: the same moment spelled with a leading zero is refused with 403 result_url_invalid', async () => {
+    const url = new URL(task.output?.url ?? '');
+    const zeroed = new URL(url);
+    zeroed.searchParams.set('expires', `0${url.searchParams.get('expires')}`);
+    const res = await fetch(zeroed);
+    assert.equal(res.status, 403, zeroed.toString());
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'result_url_invalid');
+    assert.equal((await fetch(url)).status, 200);
+  });
+
   test('an expired URL is refused with 410 result_url_expired', async () => {
     const expired = new URL(task.output?.url ?? '');
     const key = expired.pathname.split('/').pop() ?? '';
