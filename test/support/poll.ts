@@ -29,14 +29,31 @@ function pollDelay(headers: Headers, reserve = 10): number {
   return Math.max(25, (resetMs - Date.now()) / Math.max(1, remaining - reserve));
 }
 
+/**
+ * How long to wait after a 429: its Retry-After in seconds; without one (or one that is not a
+ * number of seconds), until the rate-limit window resets; without that either, a second. A missing
+ * header read as 0 s would poll again at once, as fast as the server answers, until the deadline.
+ */
+export function retryDelay(headers: Headers, now = Date.now()): number {
+  const retryAfter = headers.get('retry-after')?.trim() ?? '';
+  if (/^\d+$/.test(retryAfter)) return Math.max(25, Number(retryAfter) * 1000);
+  const resetMs = Number(headers.get('x-ratelimit-reset')) * 1000;
+  return resetMs > now ? Math.max(25, resetMs - now) : 1000;
+}
+
 /** Polls the task as a client would until it is final; gives up after the deadline. */
-export async function waitForFinal(server: TestServer, key: string, id: string, deadlineMs = 60_000): Promise<{ task: TaskBody; seen: string[] }> {
+export async function waitForFinal(
+  server: Pick<TestServer, 'request'>,
+  key: string,
+  id: string,
+  deadlineMs = 60_000,
+): Promise<{ task: TaskBody; seen: string[] }> {
   const seen: string[] = [];
   const until = Date.now() + deadlineMs;
   while (Date.now() < until) {
     const res = await server.request(`/api/v1/bg/removals/${id}`, { key });
     if (res.status === 429) {
-      await sleep(Number(res.headers.get('retry-after')) * 1000);
+      await sleep(Math.min(retryDelay(res.headers), Math.max(0, until - Date.now())));
       continue;
     }
     const task = (await res.json()) as TaskBody;
