@@ -145,6 +145,8 @@ export class Worker {
    * about 1.4 KB a poll for as long as it waited for work.
    */
   private idle(): Promise<void> {
+    // stop() wakes the slots idle when it comes; one that was in its claim would otherwise sleep a whole poll.
+    if (!this.running) return Promise.resolve();
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);

@@ -59,3 +59,25 @@ test('an idle worker keeps its memory flat however many times it looks for work'
     await store.close();
   }
 });
+
+// stop() wakes the slots that are idle when it comes; a slot still in its claim must not then sleep
+// a whole poll (an hour here) before it sees that the worker stopped.
+test('a worker stopped while its slots are still looking for work stops without waiting for their next poll', { timeout: 10_000 }, async () => {
+  const store = await openTestStore('sqlite');
+  const worker = new Worker({
+    db: store.db,
+    logger: pino({ level: 'silent' }),
+    process: () => Promise.reject(new Error('the queue is empty: nothing should be processed')),
+    results: { delete: async () => {} },
+    concurrency: 4,
+    leaseMs: 60_000,
+    maxAttempts: 3,
+    pollMs: 3_600_000,
+  });
+  try {
+    worker.start();
+    await worker.stop();
+  } finally {
+    await store.close();
+  }
+});
