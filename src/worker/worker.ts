@@ -43,7 +43,7 @@ export class Worker {
   private stopping = false;
   private endGrace: (() => void) | undefined;
   private readonly slots: Promise<void>[] = [];
-  /** The idle slots' wake-ups; each removes itself when it runs, whether by notify() or its timer. */
+  /** The idle slots' wake-ups; each removes itself when it runs, whether by notify(), stop() or its timer. */
   private readonly wakeUp = new Set<() => void>();
   private readonly pollMs: number;
   private readonly inFlight = new Set<InFlight>();
@@ -63,9 +63,14 @@ export class Worker {
     for (let i = 0; i < this.opts.concurrency; i++) this.slots.push(this.runSlot());
   }
 
-  /** A task was just queued in this process: wake an idle slot now. */
+  /**
+   * A task was just queued in this process: wake one idle slot now. Waking them all would send every
+   * idle slot after the one task, each a claim (and perhaps a reap) for nothing. A wake-up leaves the
+   * set as it runs, so k tasks queued in a row wake k slots.
+   */
   notify(): void {
-    for (const wake of [...this.wakeUp]) wake();
+    const [wake] = this.wakeUp;
+    wake?.();
   }
 
   /**
@@ -76,7 +81,7 @@ export class Worker {
   async stop(graceMs = Number.POSITIVE_INFINITY): Promise<{ released: number }> {
     this.running = false;
     this.stopping = true;
-    this.notify();
+    for (const wake of [...this.wakeUp]) wake();
     const slots = Promise.all(this.slots.splice(0));
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace'>((resolve) => {
