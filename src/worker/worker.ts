@@ -34,6 +34,8 @@ type Failure = { kind: 'failed'; error: TaskError } | { kind: 'later'; error: St
 interface InFlight {
   taskId: string;
   leaseToken: string;
+  /** This worker is ending the attempt: its own ending takes the lease away. */
+  ending?: boolean;
   released?: boolean;
 }
 
@@ -189,7 +191,9 @@ export class Worker {
     log.info('task claimed');
     const heartbeat = setInterval(() => {
       extendLease(db, task.id, leaseToken, leaseMs).then(
-        (kept) => kept || log.warn('lease lost; another worker owns this task now'),
+        // A heartbeat that meets this worker's own ending (or release) finds the lease gone too; the
+        // ending learns for itself whether another worker had taken the task.
+        (kept) => kept || held.ending || held.released || log.warn('lease lost; another worker owns this task now'),
         (err: unknown) => log.error({ err }, 'heartbeat failed'),
       );
     }, Math.max(1000, Math.floor(leaseMs / 3)));
@@ -206,6 +210,7 @@ export class Worker {
         outcome = this.failureOf(err, task, log);
       }
       const seconds = (Date.now() - started) / 1000;
+      held.ending = true;
       if (outcome.kind === 'succeeded') {
         const { result } = outcome;
         const done = await persist('completing the task', () => completeTask(db, task.id, leaseToken, result));

@@ -1,0 +1,159 @@
+// A worker keeps its lease alive with a heartbeat while it works. A heartbeat that finds the lease
+// gone is logged as a lost lease: that must mean another worker took the task, not that this one
+// had just ended (or handed back) the attempt itself.
+import { afterEach, beforeEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { ColumnNode, UpdateQueryNode, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { createAccount } from '../../src/store/accounts-repository.ts';
+import { claimNextTask } from '../../src/store/task-queue.ts';
+import { createTask, findTask } from '../../src/store/tasks-repository.ts';
+import { Worker, type TaskProcessor } from '../../src/worker/worker.ts';
+import { openTestStore } from '../support/engines.ts';
+import { LogCollector } from '../support/log-collector.ts';
+
+const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
+// The shortest heartbeat the worker has: every second.
+const leaseMs = 3_000;
+const leaseLost = 'lease lost; another worker owns this task now';
+
+/** The columns an UPDATE sets. */
+function columnsSet(node: RootOperationNode): string[] {
+  if (!UpdateQueryNode.is(node)) return [];
+  return (node.updates ?? []).map(({ column }) => (ColumnNode.is(column) ? column.column.name : ''));
+}
+
+/**
+ * Watches the worker's heartbeats through the real database: whether each found the lease. Asked to,
+ * it holds a task's completion (inside its transaction) until a heartbeat sets off, so that the
+ * heartbeat runs while the task is being finished: on SQLite it waits for the completion's commit.
+ */
+function heartbeatWatch(opts: { holdCompletion: boolean }) {
+  const heartbeats = new Set<string>();
+  const completions = new Set<string>();
+  const answers: boolean[] = [];
+  let answered = (): void => {};
+  let setOff = (): void => {};
+  const heartbeatSetOff = new Promise<void>((resolve) => (setOff = resolve));
+  const plugin: KyselyPlugin = {
+    transformQuery({ node, queryId }) {
+      const columns = columnsSet(node);
+      if (columns.length === 1 && columns[0] === 'lease_expires_at') {
+        heartbeats.add(queryId.queryId);
+        setOff();
+      }
+      if (columns.includes('result_key')) completions.add(queryId.queryId);
+      return node;
+    },
+    transformResult: async ({ result, queryId }) => {
+      if (heartbeats.delete(queryId.queryId)) {
+        answers.push(result.numAffectedRows === 1n);
+        answered();
+      }
+      if (completions.delete(queryId.queryId) && opts.holdCompletion) await heartbeatSetOff;
+      return result;
+    },
+  };
+  return {
+    plugin,
+    /** The next heartbeat's answer, once the worker has had a turn of the event loop to act on it. */
+    nextAnswer(): Promise<boolean> {
+      const next = answers.length;
+      return new Promise((resolve) => {
+        answered = () => answers.length > next && setImmediate(() => resolve(answers[next] as boolean));
+      });
+    },
+  };
+}
+
+let store: Awaited<ReturnType<typeof openTestStore>>;
+beforeEach(async () => {
+  store = await openTestStore('sqlite');
+});
+afterEach(async () => {
+  await store.close();
+});
+
+async function queueTask(): Promise<string> {
+  const account = await createAccount(store.db, { email: `h-${Math.random()}@example.test`, plan: 'paid', credits: 5 });
+  return (await createTask(store.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 5 })).task.id;
+}
+
+function workerWith(watch: ReturnType<typeof heartbeatWatch>, process: TaskProcessor): { worker: Worker; log: LogCollector } {
+  const log = new LogCollector();
+  const worker = new Worker({
+    // The queue is the same on both engines; SQLite lets the heartbeats be watched through the query layer.
+    db: store.db.withPlugin(watch.plugin),
+    logger: pino({ level: 'info' }, log.stream),
+    process,
+    results: { delete: async () => {} },
+    concurrency: 1,
+    leaseMs,
+    maxAttempts: 3,
+  });
+  return { worker, log };
+}
+
+/** A processor that runs until the test lets it finish, and says when it has begun. */
+function heldProcessor(): { process: TaskProcessor; begun: Promise<void>; finish: () => void } {
+  let begin = (): void => {};
+  let finish = (): void => {};
+  const begun = new Promise<void>((resolve) => (begin = resolve));
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  return {
+    begun,
+    finish,
+    process: async () => {
+      begin();
+      await finished;
+      return { key: `bgr_${Math.random()}.png`, width: 1, height: 1 };
+    },
+  };
+}
+
+test('a task that succeeds while its heartbeat is on its way is not logged as a lost lease', async () => {
+  const id = await queueTask();
+  const watch = heartbeatWatch({ holdCompletion: true });
+  const { worker, log } = workerWith(watch, async () => ({ key: 'bgr_done.png', width: 1, height: 1 }));
+  const answer = watch.nextAnswer();
+  assert.equal(await worker.runOnce(), true);
+  assert.equal(await answer, false, 'the heartbeat ran after the task was finished, and found no lease');
+  assert.equal((await findTask(store.db, id))?.status, 'succeeded');
+  assert.ok(log.entries.some((e) => e.msg === 'task succeeded'));
+  assert.deepEqual(log.entries.filter((e) => e.msg === leaseLost), [], 'no lost lease is logged');
+});
+
+test('a task released at the end of the shutdown grace is not logged as a lost lease while it runs on', async () => {
+  const id = await queueTask();
+  const watch = heartbeatWatch({ holdCompletion: false });
+  const held = heldProcessor();
+  const { worker, log } = workerWith(watch, held.process);
+  const run = worker.runOnce();
+  try {
+    await held.begun;
+    assert.equal(await worker.releaseHeld(), 1);
+    assert.equal(await watch.nextAnswer(), false, 'the heartbeat after the release found no lease');
+  } finally {
+    held.finish();
+  }
+  assert.equal(await run, true);
+  assert.equal((await findTask(store.db, id))?.status, 'queued', 'the released task waits for another worker');
+  assert.deepEqual(log.entries.filter((e) => e.msg === leaseLost), [], 'no lost lease is logged');
+});
+
+test('a task that another worker took over is logged as a lost lease', async () => {
+  const id = await queueTask();
+  const watch = heartbeatWatch({ holdCompletion: false });
+  const held = heldProcessor();
+  const { worker, log } = workerWith(watch, held.process);
+  const run = worker.runOnce();
+  try {
+    await held.begun;
+    await store.db.updateTable('tasks').set({ lease_expires_at: Date.now() - 1 }).where('id', '=', id).execute();
+    assert.equal((await claimNextTask(store.db, { leaseMs: 60_000, maxAttempts: 3 }))?.task.id, id, 'another worker took the task');
+    await log.next((e) => e.msg === leaseLost);
+  } finally {
+    held.finish();
+    await run;
+  }
+});
