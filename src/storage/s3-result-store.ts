@@ -1,11 +1,12 @@
 // Result blobs in an S3-compatible bucket (AWS S3, MinIO, …). Workers upload; clients download
 // straight from the bucket with a presigned GET URL, so no API process serves result bytes. API
 // processes read results back only to make the history list's small thumbnails.
-import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, NoSuchKey, PutObjectCommand, S3Client, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
+import type { Readable } from 'node:stream';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config.ts';
 import { StoreUnavailableError } from '../domain/errors.ts';
+import { getObject } from './bucket-calls.ts';
 import {
   contentTypeOf,
   isResultKey,
@@ -60,34 +61,16 @@ export class S3ResultStore implements ResultStore, ResultLinks, ResultReader {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) }));
   }
 
-  /**
-   * A result's length and body, for reading it back whole. The whole read, body included, gets
-   * CUTOUT_S3_TIMEOUT_SECONDS, across the SDK's attempts: its own timeouts end once the headers
-   * are in, and a bucket that then stalls mid-body would hold its reader (the one-at-a-time
-   * thumbnail queue) for good. The body is ended here at the deadline, not left to whatever the
-   * SDK does with an abort that comes after its answer.
-   */
+  /** A result's length and body, for reading it back whole, within one deadline (bucket-calls.ts). */
   async open(key: string): Promise<OpenResult | undefined> {
     if (!isResultKey(key)) return undefined;
-    const deadline = AbortSignal.timeout(this.config.timeoutMs);
-    let object: GetObjectCommandOutput;
-    try {
-      object = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) }), { abortSignal: deadline });
-    } catch (err) {
-      if (isMissing(err)) return undefined;
-      throw err;
-    }
-    const body = object.Body;
-    if (!(body instanceof Readable)) throw new Error('the bucket sent an object without a readable body');
-    const stall = () => body.destroy(new Error(`the bucket did not send the object within ${this.config.timeoutMs} ms`));
-    deadline.addEventListener('abort', stall, { once: true });
-    body.once('close', () => deadline.removeEventListener('abort', stall));
-    if (deadline.aborted) stall();
-    if (object.ContentLength === undefined) {
-      body.destroy();
+    const object = await getObject(this.client, this.config, this.objectKey(key));
+    if (!object) return undefined;
+    if (object.length === undefined) {
+      object.body.destroy();
       throw new Error('the bucket sent an object without its length');
     }
-    return new BucketObject(body, object.ContentLength);
+    return new BucketObject(object.body, object.length);
   }
 
   /** One HeadBucket, ended at timeoutMs: the SDK's own timeouts and retries could take minutes. */
@@ -131,14 +114,4 @@ class BucketObject implements OpenResult {
   async close(): Promise<void> {
     this.body.destroy();
   }
-}
-
-/**
- * An object that is not there: NoSuchKey, or a 404 that an S3-compatible server names otherwise.
- * A missing bucket is a fault (the configuration's), not a missing result.
- */
-function isMissing(err: unknown): boolean {
-  if (err instanceof NoSuchKey) return true;
-  const { name, $metadata } = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return $metadata?.httpStatusCode === 404 && name !== 'NoSuchBucket';
 }

@@ -1,7 +1,9 @@
 // Browser uploads in the results bucket, under `uploads/` beside the results, so that a worker on
 // any machine can read the image a web task was created from.
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { buffer } from 'node:stream/consumers';
+import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '../config.ts';
+import { getObject } from './bucket-calls.ts';
 import { isUploadKey, type UploadStore } from './upload-store.ts';
 
 export class S3UploadStore implements UploadStore {
@@ -21,15 +23,15 @@ export class S3UploadStore implements UploadStore {
     );
   }
 
+  /**
+   * Read whole within one deadline (bucket-calls.ts): a bucket that stalls mid-body would otherwise
+   * hold the worker's task for good, its heartbeat renewing the lease so that no other worker takes
+   * it over.
+   */
   async read(key: string): Promise<Buffer | undefined> {
     if (!isUploadKey(key)) return undefined;
-    try {
-      const object = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) }));
-      return object.Body ? Buffer.from(await object.Body.transformToByteArray()) : undefined;
-    } catch (err) {
-      if (err instanceof NoSuchKey) return undefined;
-      throw err;
-    }
+    const object = await getObject(this.client, this.config, this.objectKey(key));
+    return object && buffer(object.body);
   }
 
   async delete(key: string): Promise<void> {

@@ -1,6 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -93,6 +95,50 @@ test("an upload whose store does not answer is read once the store is back; a st
     results.close();
     await gate.close();
     await s3.close();
+  }
+});
+
+test('an upload whose bucket stalls mid-body ends the attempt like an outage, within the lease, instead of holding the task', { timeout: 30_000 }, async () => {
+  // A bucket that answers every read with headers and the start of a body it never finishes.
+  const stalling = http.createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '100000' });
+    response.write(Buffer.alloc(1000));
+  });
+  await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`;
+  const config = loadConfig({
+    CUTOUT_DATA_DIR: dataDir,
+    CUTOUT_BOOTSTRAP: 'false',
+    CUTOUT_LEASE_SECONDS: '5',
+    CUTOUT_S3_BUCKET: 'stalls',
+    CUTOUT_S3_ENDPOINT: endpoint,
+    CUTOUT_S3_TIMEOUT_SECONDS: '1',
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+  });
+  const results = openResults(config);
+  try {
+    const account = await createAccount(db, { email: 'upload-stall@example.test', plan: 'paid', credits: 5 });
+    const uploadKey = newUploadKey();
+    const { task } = await createTask(db, {
+      accountId: account.id,
+      input: { image_url: `http://localhost/app/uploads/${uploadKey}`, subject: 'auto', precision: 'standard', output_format: 'png' },
+      idempotencyKey: undefined,
+      maxActiveTasks: 10,
+    });
+    await db.transaction().execute((tx) => recordTaskSource(tx, task.id, { uploadKey, maxPixels: null }));
+    const failures: unknown[] = [];
+    const started = Date.now();
+    await assert.rejects(
+      createSourceReader(config, db, results.uploads, (err) => failures.push(err))(task),
+      (err: unknown) => err instanceof StoreUnavailableError && /did not send the object within 1000 ms/.test(err.message),
+    );
+    assert.ok(Date.now() - started < config.leaseMs + 2000, `ended after ${Date.now() - started} ms`);
+    assert.ok(failures.length >= 1, 'each stalled read ended and was tried again');
+  } finally {
+    results.close();
+    stalling.closeAllConnections();
+    await new Promise((resolve) => stalling.close(resolve));
   }
 });
 

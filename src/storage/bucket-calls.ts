@@ -1,0 +1,47 @@
+// The bucket's reads, shared by the result store and the store of web uploads (both in the same
+// bucket). A read gets one deadline, CUTOUT_S3_TIMEOUT_SECONDS, for the whole of it, across the
+// SDK's attempts and the body: the SDK's own timeouts end once the headers are in, and a bucket that
+// then stalls mid-body would hold its reader (a thumbnail, a worker's task) for good.
+import { Readable } from 'node:stream';
+import { GetObjectCommand, NoSuchKey, type GetObjectCommandOutput, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Config } from '../config.ts';
+
+/** An object being received: its body, ended by the deadline if it has not arrived by then. */
+export interface ObjectBody {
+  body: Readable;
+  /** As the bucket gave it; undefined when it gave none. */
+  length: number | undefined;
+}
+
+/**
+ * The object at `objectKey` (the bucket's whole key, prefix included), or undefined when it is not
+ * there. The body is ended here at the deadline, not left to whatever the SDK does with an abort
+ * that comes after its answer.
+ */
+export async function getObject(client: S3Client, config: S3Config, objectKey: string): Promise<ObjectBody | undefined> {
+  const deadline = AbortSignal.timeout(config.timeoutMs);
+  let object: GetObjectCommandOutput;
+  try {
+    object = await client.send(new GetObjectCommand({ Bucket: config.bucket, Key: objectKey }), { abortSignal: deadline });
+  } catch (err) {
+    if (isMissing(err)) return undefined;
+    throw err;
+  }
+  const body = object.Body;
+  if (!(body instanceof Readable)) throw new Error('the bucket sent an object without a readable body');
+  const stall = () => body.destroy(new Error(`the bucket did not send the object within ${config.timeoutMs} ms`));
+  deadline.addEventListener('abort', stall, { once: true });
+  body.once('close', () => deadline.removeEventListener('abort', stall));
+  if (deadline.aborted) stall();
+  return { body, length: object.ContentLength };
+}
+
+/**
+ * An object that is not there: NoSuchKey, or a 404 that an S3-compatible server names otherwise.
+ * A missing bucket is a fault (the configuration's), not a missing object.
+ */
+function isMissing(err: unknown): boolean {
+  if (err instanceof NoSuchKey) return true;
+  const { name, $metadata } = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return $metadata?.httpStatusCode === 404 && name !== 'NoSuchBucket';
+}

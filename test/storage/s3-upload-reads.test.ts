@@ -1,0 +1,95 @@
+// Reading a web upload back from the bucket (the worker reads a web task's image this way): its
+// bytes, nothing for an upload that is not there (whatever name the server gives the 404), and an
+// error, in CUTOUT_S3_TIMEOUT_SECONDS at most, for a bucket that stops sending halfway through.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { S3Config } from '../../src/config.ts';
+import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
+import { S3UploadStore } from '../../src/storage/s3-upload-store.ts';
+import { newUploadKey } from '../../src/storage/upload-store.ts';
+import { startS3Server, type S3Server } from '../support/s3-server.ts';
+
+function configFor(endpoint: string, bucket: string, timeoutMs = 5000): S3Config {
+  return {
+    bucket,
+    endpoint,
+    region: 'us-east-1',
+    prefix: 'results/',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', sessionToken: undefined },
+    timeoutMs,
+  };
+}
+
+/** An upload store on a bucket that answers every request with `answer`; closed by the returned function. */
+async function uploadsAnswering(answer: http.RequestListener, timeoutMs: number): Promise<{ uploads: S3UploadStore; close(): Promise<void> }> {
+  const server = http.createServer(answer);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const config = configFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'elsewhere', timeoutMs);
+  const results = new S3ResultStore(config, 900);
+  return {
+    uploads: new S3UploadStore(results.client, config),
+    async close() {
+      results.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+let s3: S3Server;
+let results: S3ResultStore;
+let uploads: S3UploadStore;
+before(async () => {
+  s3 = await startS3Server();
+  const config = configFor(s3.endpoint, s3.bucket);
+  results = new S3ResultStore(config, 900);
+  uploads = new S3UploadStore(results.client, config);
+});
+after(async () => {
+  results.close();
+  await s3.close();
+});
+
+test('an upload is read back whole', async () => {
+  const key = newUploadKey();
+  const data = randomBytes(300_000);
+  await uploads.put(key, data);
+  assert.ok((await uploads.read(key))?.equals(data));
+});
+
+test('an upload that is not in the bucket reads as nothing, also from a server that names its 404 otherwise', async () => {
+  assert.equal(await uploads.read(newUploadKey()), undefined);
+  const other = await uploadsAnswering((_request, response) => {
+    response.writeHead(404, { 'content-type': 'application/xml' });
+    response.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotFound</Code><Message>Not Found</Message></Error>');
+  }, 5000);
+  try {
+    assert.equal(await other.uploads.read(newUploadKey()), undefined);
+  } finally {
+    await other.close();
+  }
+});
+
+test('a bucket that does not exist is a failure, not a missing upload', async () => {
+  const elsewhere = new S3UploadStore(results.client, configFor(s3.endpoint, 'no-such-bucket'));
+  await assert.rejects(elsewhere.read(newUploadKey()), (err: Error) => err.name === 'NoSuchBucket');
+});
+
+test('a bucket that sends the headers and then stalls mid-body fails the read at the store timeout', { timeout: 10_000 }, async () => {
+  const stalling = await uploadsAnswering((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '100000' });
+    response.write(Buffer.alloc(1000));
+  }, 1000);
+  try {
+    const started = Date.now();
+    await assert.rejects(stalling.uploads.read(newUploadKey()), /did not send the object within 1000 ms/);
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 900 && elapsed < 2000, `failed after ${elapsed} ms`);
+  } finally {
+    await stalling.close();
+  }
+});
