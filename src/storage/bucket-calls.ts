@@ -1,10 +1,13 @@
-// The bucket's reads, shared by the result store and the store of web uploads (both in the same
-// bucket). A read gets one deadline, CUTOUT_S3_TIMEOUT_SECONDS, for the whole of it, across the
-// SDK's attempts and the body: the SDK's own timeouts end once the headers are in, and a bucket that
-// then stalls mid-body would hold its reader (a thumbnail, a worker's task) for good.
+// The bucket's reads and deletes, shared by the result store and the store of web uploads (both in
+// the same bucket). Each call gets one deadline, CUTOUT_S3_TIMEOUT_SECONDS, for the whole of it,
+// across the SDK's attempts and a read's body: the SDK's own timeouts end once the headers are in,
+// and a bucket that then stalls mid-body would hold its reader (a thumbnail, a worker's task) for
+// good; and each of its attempts gets the timeout afresh, so a bucket that never answers held each
+// delete of a retention sweep for several times it.
 import { Readable } from 'node:stream';
-import { GetObjectCommand, NoSuchKey, type GetObjectCommandOutput, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, type GetObjectCommandOutput, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '../config.ts';
+import { StoreUnavailableError } from '../domain/errors.ts';
 
 /** An object being received: its body, ended by the deadline if it has not arrived by then. */
 export interface ObjectBody {
@@ -34,6 +37,30 @@ export async function getObject(client: S3Client, config: S3Config, objectKey: s
   body.once('close', () => deadline.removeEventListener('abort', stall));
   if (deadline.aborted) stall();
   return { body, length: object.ContentLength };
+}
+
+/**
+ * Deletes the object at `objectKey` (deleting one that is not there succeeds). A failure of the
+ * bucket rather than of this object is a StoreUnavailableError, which every other object would meet
+ * too: a retention sweep stops at it instead of waiting it out once per file.
+ */
+export async function deleteObject(client: S3Client, config: S3Config, objectKey: string): Promise<void> {
+  try {
+    await client.send(new DeleteObjectCommand({ Bucket: config.bucket, Key: objectKey }), { abortSignal: AbortSignal.timeout(config.timeoutMs) });
+  } catch (err) {
+    if (isBucketFailure(err)) throw new StoreUnavailableError('The bucket', err);
+    throw err;
+  }
+}
+
+/**
+ * No answer (unreachable, past the deadline, no credentials to sign with), or a server error, which
+ * S3 also answers when it throttles (503 SlowDown): the SDK has retried it already. A 4xx answer is
+ * about the request, and may be about this object alone (one under an Object Lock retention).
+ */
+function isBucketFailure(err: unknown): boolean {
+  const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return status === undefined || status >= 500;
 }
 
 /**

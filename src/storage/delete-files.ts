@@ -1,8 +1,12 @@
 // Retention's deletes, for result files, uploads and orphaned uploads alike. Expired items are read
 // in batches of bounded size (one statement naming every expired id outgrew the engines' parameter
 // limits after a backlog); each item is recorded as deleted only after all of its files are gone,
-// and one file that cannot be deleted (a transient S3 error) holds back only its own item, which
-// the next sweep tries again. Deleting a file already gone succeeds.
+// and one file that cannot be deleted (the bucket refuses it) holds back only its own item, which
+// the next sweep tries again. Deleting a file already gone succeeds. An outage of the store (a
+// StoreUnavailableError) ends the sweep: every other file would meet it too, and a bucket that never
+// answers would hold each of them for the store's timeout, a backlog for hours. What is not deleted
+// by then stays recorded, for the next sweep.
+import { StoreUnavailableError } from '../domain/errors.ts';
 
 /** Deletes lanes of files at once; a bucket answers each delete in a round trip. */
 const lanes = 8;
@@ -18,40 +22,53 @@ export interface ExpiredFiles<T> {
   /** Records that these items' files are deleted. */
   record(ids: string[]): Promise<void>;
   onFailure(key: string, err: unknown): void;
+  /** Told once of the outage that ended the sweep. */
+  onOutage(err: StoreUnavailableError): void;
 }
 
-/** Sweeps every expired item; returns how many were deleted and recorded. */
+/** Sweeps every expired item, or those before an outage; returns how many were deleted and recorded. */
 export async function deleteExpiredFiles<T>(sweep: ExpiredFiles<T>): Promise<number> {
   let deleted = 0;
   let after: string | undefined;
   for (;;) {
     const batch = await sweep.find(after);
-    const done = await deleteFilesOf(batch, sweep);
+    const { done, outage } = await deleteFilesOf(batch, sweep);
     await sweep.record(done.map((item) => sweep.idOf(item)));
     deleted += done.length;
+    if (outage) {
+      sweep.onOutage(outage);
+      return deleted;
+    }
     if (batch.length < sweep.batch) return deleted;
     after = sweep.idOf(batch.at(-1)!);
   }
 }
 
-async function deleteFilesOf<T>(items: readonly T[], sweep: ExpiredFiles<T>): Promise<T[]> {
-  const deleted: T[] = [];
+/** The items whose files are all deleted; after an outage no lane starts another delete. */
+async function deleteFilesOf<T>(items: readonly T[], sweep: ExpiredFiles<T>): Promise<{ done: T[]; outage: StoreUnavailableError | undefined }> {
+  const done: T[] = [];
+  let outage: StoreUnavailableError | undefined;
   let next = 0;
   const lane = async (): Promise<void> => {
-    while (next < items.length) {
+    while (next < items.length && !outage) {
       const item = items[next++]!;
       let complete = true;
       for (const key of sweep.keysOf(item)) {
+        if (outage) {
+          complete = false;
+          break;
+        }
         try {
           await sweep.remove(key);
         } catch (err) {
           complete = false;
-          sweep.onFailure(key, err);
+          if (err instanceof StoreUnavailableError) outage ??= err;
+          else sweep.onFailure(key, err);
         }
       }
-      if (complete) deleted.push(item);
+      if (complete) done.push(item);
     }
   };
   await Promise.all(Array.from({ length: lanes }, lane));
-  return deleted;
+  return { done, outage };
 }

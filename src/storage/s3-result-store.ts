@@ -2,11 +2,11 @@
 // straight from the bucket with a presigned GET URL, so no API process serves result bytes. API
 // processes read results back only to make the history list's small thumbnails.
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config.ts';
 import { StoreUnavailableError } from '../domain/errors.ts';
-import { getObject } from './bucket-calls.ts';
+import { deleteObject, getObject } from './bucket-calls.ts';
 import {
   contentTypeOf,
   isResultKey,
@@ -58,7 +58,7 @@ export class S3ResultStore implements ResultStore, ResultLinks, ResultReader {
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) }));
+    await deleteObject(this.client, this.config, this.objectKey(key));
   }
 
   /** A result's length and body, for reading it back whole, within one deadline (bucket-calls.ts). */

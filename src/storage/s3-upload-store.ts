@@ -1,9 +1,9 @@
 // Browser uploads in the results bucket, under `uploads/` beside the results, so that a worker on
 // any machine can read the image a web task was created from.
 import { buffer } from 'node:stream/consumers';
-import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '../config.ts';
-import { getObject } from './bucket-calls.ts';
+import { deleteObject, getObject } from './bucket-calls.ts';
 import { isUploadKey, type UploadStore } from './upload-store.ts';
 
 export class S3UploadStore implements UploadStore {
@@ -35,6 +35,6 @@ export class S3UploadStore implements UploadStore {
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) }));
+    await deleteObject(this.client, this.config, this.objectKey(key));
   }
 }

@@ -27,7 +27,7 @@ export interface WebMaintenanceDeps {
   db: Db;
   uploads: UploadStore;
   config: Pick<Config, 'resultRetentionHours'>;
-  /** Told of each upload that could not be deleted (it is tried again by the next run). */
+  /** Told of each upload that could not be deleted, or of the outage that ended a sweep (the next run tries again). */
   logger?: Pick<FastifyBaseLogger, 'warn'>;
 }
 
@@ -60,6 +60,7 @@ function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number):
     remove: (key) => deps.uploads.delete(key),
     record: (taskIds) => forgetUploads(deps.db, taskIds),
     onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an upload failed; the next run tries again'),
+    onOutage: (err) => deps.logger?.warn({ err }, `${err.what} failed; the sweep of expired uploads stops here, and the next run tries the rest again`),
   });
 }
 
@@ -75,6 +76,7 @@ function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number)
     remove: (key) => deps.uploads.delete(key),
     record: (keys) => forgetPendingUploads(deps.db, keys),
     onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an orphaned upload failed; the next run tries again'),
+    onOutage: (err) => deps.logger?.warn({ err }, `${err.what} failed; the sweep of orphaned uploads stops here, and the next run tries the rest again`),
   });
 }
 

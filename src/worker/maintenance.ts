@@ -36,6 +36,7 @@ export class Maintenance {
       remove: (key) => this.results.delete(key),
       record: (taskIds) => markResultsDeleted(this.db, taskIds, now),
       onFailure: (key, err) => this.logger.warn({ err, key }, 'deleting a result file failed; the next sweep tries again'),
+      onOutage: (err) => this.logger.warn({ err }, `${err.what} failed; the sweep of expired results stops here, and the next sweep tries the rest again`),
     });
   }
 
