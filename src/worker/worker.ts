@@ -184,6 +184,9 @@ export class Worker {
       await this.release({ taskId: task.id, leaseToken }, 'claimed while stopping; task released for another worker');
       return true;
     }
+    // The queue may hold more than the task this slot was woken for (another process queues without
+    // telling this one), so the next idle slot looks as well: a claim for nothing when it is empty.
+    this.notify();
     const { metrics } = this.opts;
     const held: InFlight = { taskId: task.id, leaseToken };
     this.inFlight.add(held);

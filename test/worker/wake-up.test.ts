@@ -102,7 +102,7 @@ function whenStarted(count: number): Promise<void> {
   });
 }
 
-test('one task created in this process wakes one idle slot: one claim is made, not one per slot', async () => {
+test('one task created in this process wakes one idle slot, which passes the look on to one more: two claims, not one per slot', async () => {
   await startIdle();
   const before = claims.made();
   await queueTasks(1);
@@ -112,7 +112,7 @@ test('one task created in this process wakes one idle slot: one claim is made, n
   const stopped = worker.stop();
   finishAll();
   await stopped;
-  assert.equal(claims.made() - before, 1, 'claims made for one created task');
+  assert.equal(claims.made() - before, 2, 'claims made for one created task');
 });
 
 test('a burst of tasks created together wakes as many idle slots, and they all run at once', async () => {
@@ -125,7 +125,18 @@ test('a burst of tasks created together wakes as many idle slots, and they all r
   const stopped = worker.stop();
   finishAll();
   await stopped;
-  assert.equal(claims.made() - before, 3, 'claims made for three created tasks');
+  // The first slot to find a task also wakes the fourth, which finds the queue empty.
+  assert.equal(claims.made() - before, 4, 'claims made for three created tasks');
+});
+
+test('tasks another process queued are taken at once beside the one created here, not at the next poll', { timeout: 10_000 }, async () => {
+  await startIdle();
+  // Queued as another process would: nobody here is told.
+  await queueTasks(2);
+  await queueTasks(1);
+  worker.notify();
+  await whenStarted(3);
+  assert.equal(worker.busy, 3);
 });
 
 // Were a slot left waiting, stop() would take the hour the slots wait between polls.
