@@ -45,13 +45,15 @@ export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now
   const sessions = await purgeExpiredSessions(deps.db, now);
   const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
   const signUps = await purgeSignUpAttempts(deps.db, now - dayMs);
-  const uploads = await deleteExpiredUploads(deps, now - hoursToMs(deps.config.resultRetentionHours));
-  const orphanedUploads = await deleteOrphanedUploads(deps, now - pendingUploadGraceMs);
+  const outage = { met: false };
+  const uploads = await deleteExpiredUploads(deps, now - hoursToMs(deps.config.resultRetentionHours), outage);
+  // Every delete of the next sweep would meet the same outage, and wait as long again to learn it.
+  const orphanedUploads = outage.met ? 0 : await deleteOrphanedUploads(deps, now - pendingUploadGraceMs);
   return { sessions, attempts, signUps, uploads, orphanedUploads };
 }
 
 /** The file first, then the record: an upload is never forgotten while its file may remain. */
-function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number): Promise<number> {
+function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number, outage: { met: boolean }): Promise<number> {
   return deleteExpiredFiles({
     find: (after) => findExpiredUploads(deps.db, finishedBefore, after),
     batch: retentionBatch,
@@ -60,7 +62,10 @@ function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number):
     remove: (key) => deps.uploads.delete(key),
     record: (taskIds) => forgetUploads(deps.db, taskIds),
     onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an upload failed; the next run tries again'),
-    onOutage: (err) => deps.logger?.warn({ err }, `${err.what} failed; the sweep of expired uploads stops here, and the next run tries the rest again`),
+    onOutage: (err) => {
+      outage.met = true;
+      deps.logger?.warn({ err }, `${err.what} failed; the sweep of expired uploads stops here, and the next run tries the rest again`);
+    },
   });
 }
 

@@ -9,6 +9,7 @@ import type { S3Config } from '../../src/config.ts';
 import { createAccount } from '../../src/store/accounts-repository.ts';
 import { claimNextTask, completeTask, failTask } from '../../src/store/task-queue.ts';
 import { createTask, findTask } from '../../src/store/tasks-repository.ts';
+import { recordPendingUpload } from '../../src/store/pending-uploads-repository.ts';
 import { findTaskSource, recordTaskSource } from '../../src/store/web-tasks-repository.ts';
 import { resultKey } from '../../src/storage/result-store.ts';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
@@ -144,6 +145,46 @@ test("the web app's sweep of expired uploads, facing a bucket that never answers
     gate.open();
     assert.equal((await runWebMaintenance({ db: store.db, uploads, config })).uploads, files);
     for (const key of uploadKeys) assert.equal(await stored(`uploads/${key}`), false);
+  } finally {
+    gate.open();
+    results.close();
+  }
+});
+
+test("the web app's run, facing a bucket that never answers with both expired and orphaned uploads to delete, ends at the first outage instead of meeting it again in its next sweep", { timeout: 60_000 }, async () => {
+  const uploadsDirect = new S3UploadStore(direct.client, configFor(s3.endpoint, s3.bucket));
+  const expiredKeys: string[] = [];
+  await expiredTasks(files, async ({ taskId, leaseToken }, at) => {
+    const uploadKey = newUploadKey();
+    await uploadsDirect.put(uploadKey, Buffer.from('source image'));
+    expiredKeys.push(uploadKey);
+    await recordTaskSource(store.db, taskId, { uploadKey, maxPixels: null }, at);
+    assert.ok(await failTask(store.db, taskId, leaseToken, { code: 'processing_failed', message: 'failed' }, at));
+  });
+  const orphanedKeys: string[] = [];
+  for (let i = 0; i < files; i++) {
+    const uploadKey = newUploadKey();
+    await recordPendingUpload(store.db, uploadKey, Date.now() - 2 * hourMs);
+    await uploadsDirect.put(uploadKey, Buffer.from('orphaned image'));
+    orphanedKeys.push(uploadKey);
+  }
+  const log = new LogCollector();
+  gate.silence();
+  const results = behindGate();
+  const uploads = new S3UploadStore(results.client, configFor(`http://127.0.0.1:${gate.port}`, s3.bucket));
+  const config = { resultRetentionHours: 24 };
+  try {
+    const started = Date.now();
+    const done = await runWebMaintenance({ db: store.db, uploads, config, logger: pino({ level: 'warn' }, log.stream) });
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed < 2.5 * timeoutMs, `the run took ${elapsed} ms`);
+    assert.equal(done.uploads + done.orphanedUploads, 0);
+    assert.equal(log.entries.length, 1, JSON.stringify(log.entries.map((e) => e.msg)));
+
+    gate.open();
+    const again = await runWebMaintenance({ db: store.db, uploads, config });
+    assert.deepEqual([again.uploads, again.orphanedUploads], [files, files]);
+    for (const key of [...expiredKeys, ...orphanedKeys]) assert.equal(await stored(`uploads/${key}`), false);
   } finally {
     gate.open();
     results.close();
