@@ -88,7 +88,8 @@ test('a bucket that sends the headers and then stalls mid-body fails the read at
     const started = Date.now();
     await assert.rejects(stalling.uploads.read(newUploadKey()), /did not send the object within 1000 ms/);
     const elapsed = Date.now() - started;
-    assert.ok(elapsed >= 900 && elapsed < 2000, `failed after ${elapsed} ms`);
+    // Without the deadline the read never ends; the upper bound leaves a loaded machine room.
+    assert.ok(elapsed >= 900 && elapsed < 5000, `failed after ${elapsed} ms`);
   } finally {
     await stalling.close();
   }

@@ -25,7 +25,9 @@ import { startTcpGate, type TcpGate } from '../support/tcp-gate.ts';
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
 const lease = { leaseMs: 60_000, maxAttempts: 3 };
 const hourMs = 3_600_000;
-const timeoutMs = 1000;
+// Long enough that the 2.5 timeouts a sweep may take leave a loaded machine room, and short of the
+// three attempts (3 timeouts) that one delete took without its deadline.
+const timeoutMs = 2000;
 // More than the sweep deletes at once (8), so that a sweep that went on would meet the outage again and again.
 const files = 40;
 
