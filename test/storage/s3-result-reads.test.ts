@@ -9,21 +9,11 @@ import type { AddressInfo } from 'node:net';
 import type { S3Config } from '../../src/config.ts';
 import type { OpenResult } from '../../src/storage/result-store.ts';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
-import { startS3Server, type S3Server } from '../support/s3-server.ts';
+import { s3ConfigFor, startS3Server, type S3Server } from '../support/s3-server.ts';
 
 const key = 'bgr_abc123-1.png';
 
-function configFor(endpoint: string, bucket: string, timeoutMs = 5000): S3Config {
-  return {
-    bucket,
-    endpoint,
-    region: 'us-east-1',
-    prefix: 'results/',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', sessionToken: undefined },
-    timeoutMs,
-  };
-}
+const configFor = (endpoint: string, bucket: string, timeoutMs?: number): S3Config => s3ConfigFor(endpoint, bucket, { timeoutMs });
 
 async function readAll(file: OpenResult): Promise<Buffer> {
   const chunks: Buffer[] = [];

@@ -10,19 +10,9 @@ import type { S3Config } from '../../src/config.ts';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
 import { S3UploadStore } from '../../src/storage/s3-upload-store.ts';
 import { newUploadKey } from '../../src/storage/upload-store.ts';
-import { startS3Server, type S3Server } from '../support/s3-server.ts';
+import { s3ConfigFor, startS3Server, type S3Server } from '../support/s3-server.ts';
 
-function configFor(endpoint: string, bucket: string, timeoutMs = 5000): S3Config {
-  return {
-    bucket,
-    endpoint,
-    region: 'us-east-1',
-    prefix: 'results/',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', sessionToken: undefined },
-    timeoutMs,
-  };
-}
+const configFor = (endpoint: string, bucket: string, timeoutMs?: number): S3Config => s3ConfigFor(endpoint, bucket, { timeoutMs });
 
 /** An upload store on a bucket that answers every request with `answer`; closed by the returned function. */
 async function uploadsAnswering(answer: http.RequestListener, timeoutMs: number): Promise<{ uploads: S3UploadStore; close(): Promise<void> }> {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
+import type { S3Config } from '../../src/config.ts';
 
 export interface S3Server {
   endpoint: string;
@@ -32,5 +33,18 @@ export async function startS3Server(bucket = 'cutout-results'): Promise<S3Server
       await server.close();
       fs.rmSync(directory, { recursive: true, force: true });
     },
+  };
+}
+
+/** The service's bucket settings for a bucket at `endpoint` (s3rver's fixed test credentials). */
+export function s3ConfigFor(endpoint: string, bucket: string, { prefix = 'results/', timeoutMs = 5000 }: { prefix?: string; timeoutMs?: number } = {}): S3Config {
+  return {
+    bucket,
+    endpoint,
+    region: 'us-east-1',
+    prefix,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', sessionToken: undefined },
+    timeoutMs,
   };
 }

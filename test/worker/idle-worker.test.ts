@@ -6,6 +6,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import pino from 'pino';
 import type { KyselyPlugin } from 'kysely';
+import type { Db } from '../../src/store/database.ts';
 import { Worker } from '../../src/worker/worker.ts';
 import { openTestStore } from '../support/engines.ts';
 
@@ -16,6 +17,20 @@ function heapAfterCollection(): number {
   gc();
   gc();
   return process.memoryUsage().heapUsed;
+}
+
+/** Four slots over a queue that stays empty. */
+function idleWorker(db: Db, pollMs: number): Worker {
+  return new Worker({
+    db,
+    logger: pino({ level: 'silent' }),
+    process: () => Promise.reject(new Error('the queue is empty: nothing should be processed')),
+    results: { delete: async () => {} },
+    concurrency: 4,
+    leaseMs: 60_000,
+    maxAttempts: 3,
+    pollMs,
+  });
 }
 
 test('an idle worker keeps its memory flat however many times it looks for work', async () => {
@@ -36,16 +51,7 @@ test('an idle worker keeps its memory flat however many times it looks for work'
   };
   const pollsReached = (target: number): Promise<void> =>
     polls >= target ? Promise.resolve() : new Promise((resolve) => waiting.set(target, () => (waiting.delete(target), resolve())));
-  const worker = new Worker({
-    db: store.db.withPlugin(countPolls),
-    logger: pino({ level: 'silent' }),
-    process: () => Promise.reject(new Error('the queue is empty: nothing should be processed')),
-    results: { delete: async () => {} },
-    concurrency: 4,
-    leaseMs: 60_000,
-    maxAttempts: 3,
-    pollMs: 1,
-  });
+  const worker = idleWorker(store.db.withPlugin(countPolls), 1);
   try {
     worker.start();
     await pollsReached(1_000);
@@ -64,16 +70,7 @@ test('an idle worker keeps its memory flat however many times it looks for work'
 // a whole poll (an hour here) before it sees that the worker stopped.
 test('a worker stopped while its slots are still looking for work stops without waiting for their next poll', { timeout: 10_000 }, async () => {
   const store = await openTestStore('sqlite');
-  const worker = new Worker({
-    db: store.db,
-    logger: pino({ level: 'silent' }),
-    process: () => Promise.reject(new Error('the queue is empty: nothing should be processed')),
-    results: { delete: async () => {} },
-    concurrency: 4,
-    leaseMs: 60_000,
-    maxAttempts: 3,
-    pollMs: 3_600_000,
-  });
+  const worker = idleWorker(store.db, 3_600_000);
   try {
     worker.start();
     await worker.stop();

@@ -19,7 +19,7 @@ import { runWebMaintenance } from '../../src/web/web-maintenance.ts';
 import { Maintenance } from '../../src/worker/maintenance.ts';
 import { openTestStore } from '../support/engines.ts';
 import { LogCollector } from '../support/log-collector.ts';
-import { startS3Server, type S3Server } from '../support/s3-server.ts';
+import { s3ConfigFor, startS3Server, type S3Server } from '../support/s3-server.ts';
 import { startTcpGate, type TcpGate } from '../support/tcp-gate.ts';
 
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
@@ -31,17 +31,7 @@ const timeoutMs = 2000;
 // More than the sweep deletes at once (8), so that a sweep that went on would meet the outage again and again.
 const files = 40;
 
-function configFor(endpoint: string, bucket: string): S3Config {
-  return {
-    bucket,
-    endpoint,
-    region: 'us-east-1',
-    prefix: '',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', sessionToken: undefined },
-    timeoutMs,
-  };
-}
+const configFor = (endpoint: string, bucket: string): S3Config => s3ConfigFor(endpoint, bucket, { prefix: '', timeoutMs });
 
 let store: Awaited<ReturnType<typeof openTestStore>>;
 let s3: S3Server;
@@ -89,6 +79,20 @@ async function expiredTasks(count: number, withTask: (claimed: { taskId: string;
   return ids;
 }
 
+/** Failed web tasks past retention, each with its upload stored in the bucket. */
+async function expiredUploads(count: number): Promise<{ ids: string[]; uploadKeys: string[] }> {
+  const uploadKeys: string[] = [];
+  const uploadsDirect = new S3UploadStore(direct.client, configFor(s3.endpoint, s3.bucket));
+  const ids = await expiredTasks(count, async ({ taskId, leaseToken }, at) => {
+    const uploadKey = newUploadKey();
+    await uploadsDirect.put(uploadKey, Buffer.from('source image'));
+    uploadKeys.push(uploadKey);
+    await recordTaskSource(store.db, taskId, { uploadKey, maxPixels: null }, at);
+    assert.ok(await failTask(store.db, taskId, leaseToken, { code: 'processing_failed', message: 'failed' }, at));
+  });
+  return { ids, uploadKeys };
+}
+
 test('a retention sweep facing a bucket that never answers ends within the store timeout, logs it once, and the next sweep deletes every file', { timeout: 60_000 }, async () => {
   const keys: string[] = [];
   const ids = await expiredTasks(files, async ({ taskId, claim, leaseToken }, at) => {
@@ -120,15 +124,7 @@ test('a retention sweep facing a bucket that never answers ends within the store
 });
 
 test("the web app's sweep of expired uploads, facing a bucket that never answers, ends within the store timeout, logs it once, and the next run deletes every upload", { timeout: 60_000 }, async () => {
-  const uploadKeys: string[] = [];
-  const uploadsDirect = new S3UploadStore(direct.client, configFor(s3.endpoint, s3.bucket));
-  const ids = await expiredTasks(files, async ({ taskId, leaseToken }, at) => {
-    const uploadKey = newUploadKey();
-    await uploadsDirect.put(uploadKey, Buffer.from('source image'));
-    uploadKeys.push(uploadKey);
-    await recordTaskSource(store.db, taskId, { uploadKey, maxPixels: null }, at);
-    assert.ok(await failTask(store.db, taskId, leaseToken, { code: 'processing_failed', message: 'failed' }, at));
-  });
+  const { ids, uploadKeys } = await expiredUploads(files);
   const log = new LogCollector();
   gate.silence();
   const results = behindGate();
@@ -155,14 +151,7 @@ test("the web app's sweep of expired uploads, facing a bucket that never answers
 
 test("the web app's run, facing a bucket that never answers with both expired and orphaned uploads to delete, ends at the first outage instead of meeting it again in its next sweep", { timeout: 60_000 }, async () => {
   const uploadsDirect = new S3UploadStore(direct.client, configFor(s3.endpoint, s3.bucket));
-  const expiredKeys: string[] = [];
-  await expiredTasks(files, async ({ taskId, leaseToken }, at) => {
-    const uploadKey = newUploadKey();
-    await uploadsDirect.put(uploadKey, Buffer.from('source image'));
-    expiredKeys.push(uploadKey);
-    await recordTaskSource(store.db, taskId, { uploadKey, maxPixels: null }, at);
-    assert.ok(await failTask(store.db, taskId, leaseToken, { code: 'processing_failed', message: 'failed' }, at));
-  });
+  const { uploadKeys: expiredKeys } = await expiredUploads(files);
   const orphanedKeys: string[] = [];
   for (let i = 0; i < files; i++) {
     const uploadKey = newUploadKey();
