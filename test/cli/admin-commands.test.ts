@@ -135,16 +135,20 @@ describeEachEngine('the cutout admin CLI acts on the same data as the server', (
   });
 });
 
-test("a command against a SQLite file whose write lock the server holds past the busy timeout fails in one line with database_unavailable, and --json's stdout stays one object", async () => {
+test("while the server holds a SQLite file's write lock past the busy timeout, a command that reads still answers, and one that writes fails in one line with database_unavailable, --json's stdout staying one object", async () => {
   const server = await startTestServer();
   const holder = new SQLite(path.join(server.dataDir, 'cutout.sqlite'));
   try {
     holder.exec('begin immediate');
-    const asJson = await runCli(['keys', 'list', '--account', 'acct_x', '--json'], { CUTOUT_DATA_DIR: server.dataDir });
+    const listed = await runCli(['keys', 'list', '--account', 'acct_x', '--json'], { CUTOUT_DATA_DIR: server.dataDir });
+    assert.equal((JSON.parse(listed.stdout) as { error: { code: string } }).error.code, 'account_not_found', listed.stderr);
+    const shown = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: server.dataDir });
+    assert.match(shown.stderr, /^cutout: account_not_found: /);
+    const asJson = await runCli(['accounts', 'create', '--email', 'locked@example.test', '--json'], { CUTOUT_DATA_DIR: server.dataDir });
     assert.equal(asJson.code, 1);
     assert.equal(asJson.stderr, '');
     assert.equal((JSON.parse(asJson.stdout) as { error: { code: string } }).error.code, 'database_unavailable');
-    const asText = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: server.dataDir });
+    const asText = await runCli(['credits', 'grant', '--account', 'acct_x', '--amount', '5'], { CUTOUT_DATA_DIR: server.dataDir });
     assert.equal(asText.code, 1);
     assert.match(asText.stderr, /^cutout: database_unavailable: the database is busy or cannot be reached \(database is locked\); try again shortly\n$/);
   } finally {
