@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { isDatabaseOutage } from './database-outage.ts';
 import * as initial from './migrations/001-initial.ts';
 import * as web from './migrations/002-web.ts';
 import * as activeTasks from './migrations/003-active-tasks.ts';
@@ -60,13 +61,22 @@ async function migrated(db: Db): Promise<Db> {
 
 function openSqlite(dataDir: string): Db {
   fs.mkdirSync(dataDir, { recursive: true });
-  const file = new SQLite(path.join(dataDir, 'cutout.sqlite'));
-  // WAL lets the CLI read and write while the server runs; the busy timeout makes writers queue
-  // instead of failing when both touch the file at once.
-  file.pragma('journal_mode = WAL');
-  file.pragma('busy_timeout = 5000');
-  file.pragma('foreign_keys = ON');
-  file.pragma('synchronous = NORMAL');
+  const location = path.join(dataDir, 'cutout.sqlite');
+  const file = new SQLite(location);
+  try {
+    // WAL lets the CLI read and write while the server runs; the busy timeout makes writers queue
+    // instead of failing when both touch the file at once.
+    file.pragma('journal_mode = WAL');
+    file.pragma('busy_timeout = 5000');
+    file.pragma('foreign_keys = ON');
+    file.pragma('synchronous = NORMAL');
+  } catch (err) {
+    file.close();
+    // A lock or a full disk may pass; a file that is not SQLite (or is damaged) will not, and is
+    // named in one line rather than shown as a stack trace.
+    if (isDatabaseOutage(err)) throw err;
+    throw new DatabaseUnavailableError(`cannot use the database ${location}: ${describeError(err)}`, { cause: err });
+  }
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
 }
 

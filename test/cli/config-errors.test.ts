@@ -107,7 +107,7 @@ test('a blank value is unset, like an empty one: PORT=" " is the default port, n
   assert.equal(config.workerConcurrency, 1);
 });
 
-test('a database it cannot reach, or a data folder it cannot use, is one line naming the cause', async () => {
+test('a database it cannot reach, a data folder it cannot use, or a file there that is not SQLite, is one line naming the cause', async () => {
   // A port that was just free: nothing listens there.
   const port = await new Promise<number>((resolve) => {
     const probe = net.createServer().listen(0, '127.0.0.1', () => {
@@ -123,6 +123,12 @@ test('a database it cannot reach, or a data folder it cannot use, is one line na
   const notAFolder = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: path.join(file, 'data') });
   assert.equal(notAFolder.code, 1);
   assert.match(notAFolder.stderr, /^cutout: ENOTDIR: not a directory, mkdir '.*a-file\/data'\n$/);
+  const damaged = path.join(dataDir, 'damaged');
+  fs.mkdirSync(damaged);
+  fs.writeFileSync(path.join(damaged, 'cutout.sqlite'), 'this is not an SQLite database, only text long enough to be read as a header');
+  const notADatabase = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: damaged });
+  assert.equal(notADatabase.code, 1);
+  assert.match(notADatabase.stderr, /^cutout: database_unavailable: cannot use the database .*damaged\/cutout\.sqlite: file is not a database\n$/);
 });
 
 test('a port in use stops serve with one line', async () => {
