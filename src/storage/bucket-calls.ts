@@ -54,13 +54,14 @@ export async function deleteObject(client: S3Client, config: S3Config, objectKey
 }
 
 /**
- * No answer (unreachable, past the deadline, no credentials to sign with), or a server error, which
- * S3 also answers when it throttles (503 SlowDown): the SDK has retried it already. A 4xx answer is
- * about the request, and may be about this object alone (one under an Object Lock retention).
+ * No answer (unreachable, past the deadline, no credentials to sign with), a server error, or
+ * throttling, which S3 answers with 503 SlowDown and other S3-compatible servers with 429: the SDK
+ * has retried it already. Any other 4xx answer is about the request, and may be about this object
+ * alone (one under an Object Lock retention).
  */
 function isBucketFailure(err: unknown): boolean {
   const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-  return status === undefined || status >= 500;
+  return status === undefined || status >= 500 || status === 429;
 }
 
 /**

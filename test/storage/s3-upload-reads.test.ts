@@ -1,12 +1,14 @@
 // Reading a web upload back from the bucket (the worker reads a web task's image this way): its
 // bytes, nothing for an upload that is not there (whatever name the server gives the 404), and an
-// error, in CUTOUT_S3_TIMEOUT_SECONDS at most, for a bucket that stops sending halfway through.
+// error, in CUTOUT_S3_TIMEOUT_SECONDS at most, for a bucket that stops sending halfway through; and
+// which failures of a delete count as the bucket's rather than the one object's.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { S3Config } from '../../src/config.ts';
+import { StoreUnavailableError } from '../../src/domain/errors.ts';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
 import { S3UploadStore } from '../../src/storage/s3-upload-store.ts';
 import { newUploadKey } from '../../src/storage/upload-store.ts';
@@ -82,5 +84,30 @@ test('a bucket that sends the headers and then stalls mid-body fails the read at
     assert.ok(elapsed >= 900 && elapsed < 5000, `failed after ${elapsed} ms`);
   } finally {
     await stalling.close();
+  }
+});
+
+test('a delete that the bucket throttles, with 429 as with 503, is an outage of the bucket; a refusal of the one object is not', async () => {
+  const answering = (status: number, code: string) =>
+    uploadsAnswering((_request, response) => {
+      response.writeHead(status, { 'content-type': 'application/xml' });
+      response.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
+    }, 5000);
+  for (const [status, code] of [
+    [429, 'TooManyRequests'],
+    [503, 'SlowDown'],
+  ] as const) {
+    const throttling = await answering(status, code);
+    try {
+      await assert.rejects(throttling.uploads.delete(newUploadKey()), (err: Error) => err instanceof StoreUnavailableError, `${status} ${code}`);
+    } finally {
+      await throttling.close();
+    }
+  }
+  const refusing = await answering(403, 'AccessDenied');
+  try {
+    await assert.rejects(refusing.uploads.delete(newUploadKey()), (err: Error) => !(err instanceof StoreUnavailableError) && err.name === 'AccessDenied');
+  } finally {
+    await refusing.close();
   }
 });
