@@ -39,7 +39,7 @@ export class ApiError extends Error {
 export const taskErrors = {
   image_url_forbidden: 'The image URL points to an address the service may not fetch (private, loopback, link-local, ...), or uses a scheme other than http/https.',
   image_download_failed: 'The image could not be downloaded: DNS failure, connection error, a status other than 200 (or 203), too many redirects, or a timeout.',
-  image_too_large: 'The image exceeds the byte limit or the decoded pixel limit, or has a side over 16383 pixels with `output_format` `webp` (the WebP limit).',
+  image_too_large: 'The image exceeds the byte limit or the decoded pixel limit, has a side over 65535 pixels, or has a side over 16383 pixels with `output_format` `webp` (the WebP limit).',
   unsupported_image: 'The downloaded data is not a supported image (JPEG, PNG, WebP, GIF, AVIF, TIFF; SVG is refused).',
   processing_failed: 'Background removal failed inside the service, or the task was abandoned by workers more times than allowed.',
 } as const;

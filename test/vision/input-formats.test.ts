@@ -5,7 +5,7 @@ import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { baselineCutout, cachingSegmenter } from '../../bench/quality-run.ts';
 import { TaskError } from '../../src/domain/errors.ts';
-import { decodeImage, readHeader } from '../../src/vision/decode.ts';
+import { decodeImage, maxSide, readHeader } from '../../src/vision/decode.ts';
 import { downscaleToPixels } from '../../src/vision/downscale.ts';
 import { encodedGuideFrom, openPhoto } from '../../src/vision/photo.ts';
 import { loadSegmenter, removeBackground, type Segmenter } from '../../src/vision/remove-background.ts';
@@ -311,6 +311,17 @@ describe('input formats', () => {
       rejectsWith('image_too_large', /^The image is 10001×5000 \(50,005,000 pixels\); the limit is 50,000,000 pixels\.$/),
     );
     await assert.rejects(removeBackground(segmenter, fixturePhoto(name), { ...defaults, maxPixels: 800 * 523 }), rejectsWith('image_too_large'));
+  });
+
+  it('refuses a side longer than 65,535 pixels as image_too_large from the header, within the pixel cap', async () => {
+    await assert.rejects(
+      removeBackground(segmenter, pngClaiming(10_000_000, 5), { ...defaults, maxPixels: 50_000_000 }),
+      rejectsWith('image_too_large', /^The image is 10000000×5; a side can be at most 65,535 pixels\.$/),
+    );
+    await assert.rejects(removeBackground(segmenter, pngClaiming(3, 65_536), { ...defaults, maxPixels: 50_000_000 }), rejectsWith('image_too_large', /65536/));
+    const longest = await sharp({ create: { width: maxSide, height: 2, channels: 3, background: '#4a7' } }).png().toBuffer();
+    const cutout = await removeBackground(segmenter, longest, { ...defaults, maxPixels: 50_000_000 });
+    assert.deepEqual([cutout.width, cutout.height], [maxSide, 2]);
   });
 
   it('refuses WebP output wider than WebP can store as image_too_large, before decoding', async () => {
