@@ -218,11 +218,12 @@ async function migrate(db: Db): Promise<void> {
     if (error) throw new DatabaseUnavailableError(`cannot use the database: ${describeError(error)}`, { cause: error });
   };
   if (engineOf(db) === 'postgres') return run(db, false);
-  // The write lock only when there is something to apply: a read-only command (keys list) then
-  // opens a file whose lock the server holds for longer than the busy timeout. A file that cannot
-  // even be read is left to the run below, which says why.
-  const applied = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).getMigrations().catch(() => undefined);
-  if (applied?.every((migration) => migration.executedAt)) return;
+  // The write lock only when the file's migrations differ from ours: a read-only command (keys
+  // list) then opens a file whose lock the server holds for longer than the busy timeout. Anything
+  // else (a new file, a missing migration, one from a newer version, a file that cannot be read) is
+  // left to the run below, which applies or refuses it and says why.
+  const executed = await sql<{ name: string }>`select name from kysely_migration`.execute(db).then(({ rows }) => rows.map((row) => row.name).sort(), () => undefined);
+  if (executed?.join('\n') === Object.keys(migrations).sort().join('\n')) return;
   await inTransaction(db, (conn) => run(conn, true));
 }
 

@@ -185,4 +185,17 @@ describeEachEngine('migrations', (engine) => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  test('a database a newer version has migrated further is refused with database_unavailable, not used', async () => {
+    const store = await openTestStore(engine);
+    try {
+      await store.db.insertInto('kysely_migration' as never).values({ name: '999-from-a-newer-version', timestamp: new Date().toISOString() } as never).execute();
+      await assert.rejects(openDatabase({ dataDir: store.dataDir, databaseUrl: store.databaseUrl, poolSize: 1 }), {
+        code: 'database_unavailable',
+        message: /previously executed migration 999-from-a-newer-version is missing/,
+      });
+    } finally {
+      await store.close();
+    }
+  });
 });
