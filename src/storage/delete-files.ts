@@ -26,8 +26,15 @@ export interface ExpiredFiles<T> {
   onOutage(err: StoreUnavailableError): void;
 }
 
-/** Sweeps every expired item, or those before an outage; returns how many were deleted and recorded. */
-export async function deleteExpiredFiles<T>(sweep: ExpiredFiles<T>): Promise<number> {
+export interface SweepResult {
+  /** How many items were deleted and recorded. */
+  deleted: number;
+  /** The outage that ended the sweep, if one did: a sweep after it would only meet it again. */
+  outage: StoreUnavailableError | undefined;
+}
+
+/** Sweeps every expired item, or those before an outage. */
+export async function deleteExpiredFiles<T>(sweep: ExpiredFiles<T>): Promise<SweepResult> {
   let deleted = 0;
   let after: string | undefined;
   for (;;) {
@@ -37,9 +44,9 @@ export async function deleteExpiredFiles<T>(sweep: ExpiredFiles<T>): Promise<num
     deleted += done.length;
     if (outage) {
       sweep.onOutage(outage);
-      return deleted;
+      return { deleted, outage };
     }
-    if (batch.length < sweep.batch) return deleted;
+    if (batch.length < sweep.batch) return { deleted, outage };
     after = sweep.idOf(batch.at(-1)!);
   }
 }

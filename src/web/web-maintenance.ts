@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import { hoursToMs } from '../domain/durations.ts';
-import { deleteExpiredFiles } from '../storage/delete-files.ts';
+import { deleteExpiredFiles, type SweepResult } from '../storage/delete-files.ts';
 import { retentionBatch } from '../store/maintenance-repository.ts';
 import { claimPendingUploads, forgetPendingUploads } from '../store/pending-uploads-repository.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
@@ -45,15 +45,14 @@ export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now
   const sessions = await purgeExpiredSessions(deps.db, now);
   const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
   const signUps = await purgeSignUpAttempts(deps.db, now - dayMs);
-  const outage = { met: false };
-  const uploads = await deleteExpiredUploads(deps, now - hoursToMs(deps.config.resultRetentionHours), outage);
+  const expired = await deleteExpiredUploads(deps, now - hoursToMs(deps.config.resultRetentionHours));
   // Every delete of the next sweep would meet the same outage, and wait as long again to learn it.
-  const orphanedUploads = outage.met ? 0 : await deleteOrphanedUploads(deps, now - pendingUploadGraceMs);
-  return { sessions, attempts, signUps, uploads, orphanedUploads };
+  const orphanedUploads = expired.outage ? 0 : (await deleteOrphanedUploads(deps, now - pendingUploadGraceMs)).deleted;
+  return { sessions, attempts, signUps, uploads: expired.deleted, orphanedUploads };
 }
 
 /** The file first, then the record: an upload is never forgotten while its file may remain. */
-function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number, outage: { met: boolean }): Promise<number> {
+function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number): Promise<SweepResult> {
   return deleteExpiredFiles({
     find: (after) => findExpiredUploads(deps.db, finishedBefore, after),
     batch: retentionBatch,
@@ -62,15 +61,12 @@ function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number, 
     remove: (key) => deps.uploads.delete(key),
     record: (taskIds) => forgetUploads(deps.db, taskIds),
     onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an upload failed; the next run tries again'),
-    onOutage: (err) => {
-      outage.met = true;
-      deps.logger?.warn({ err }, `${err.what} failed; the sweep of expired uploads stops here, and the next run tries the rest again`);
-    },
+    onOutage: (err) => deps.logger?.warn({ err }, `${err.what} failed; the sweep of expired uploads stops here, and the next run tries the rest again`),
   });
 }
 
 /** Likewise for uploads still pending past the grace period: their record is what finds them. */
-function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number): Promise<number> {
+function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number): Promise<SweepResult> {
   return deleteExpiredFiles({
     // Claimed (and committed) before any file goes, so a request still holding the upload cannot
     // adopt it after its file is deleted: its create is refused instead.

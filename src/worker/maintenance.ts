@@ -27,8 +27,8 @@ export class Maintenance {
   }
 
   /** Files first, then the row: a row is never marked deleted while a file of it may remain. */
-  private deleteExpiredResults(finishedBefore: number, now: number): Promise<number> {
-    return deleteExpiredFiles({
+  private async deleteExpiredResults(finishedBefore: number, now: number): Promise<number> {
+    const { deleted } = await deleteExpiredFiles({
       find: (after) => findExpiredResults(this.db, finishedBefore, after),
       batch: retentionBatch,
       idOf: (result) => result.taskId,
@@ -38,6 +38,7 @@ export class Maintenance {
       onFailure: (key, err) => this.logger.warn({ err, key }, 'deleting a result file failed; the next sweep tries again'),
       onOutage: (err) => this.logger.warn({ err }, `${err.what} failed; the sweep of expired results stops here, and the next sweep tries the rest again`),
     });
+    return deleted;
   }
 
   start(intervalMs = 60_000): void {
