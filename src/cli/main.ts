@@ -29,7 +29,7 @@ async function serve(argv: string[]): Promise<void> {
   const logger = createLogger(config);
   const signals = stopOnSignal(logger);
   // Loaded on demand, like the worker's and the model's code: the operator's commands should not pay
-  // for the HTTP stack (it took an account command from about 0.4 s to 0.7 s or more).
+  // for loading the HTTP stack.
   const { startServer } = await import('../server.ts');
   const server = await startServer(config, { worker: !argv.includes('--no-worker'), logger });
   signals.started({ close: () => server.close(), releaseHeld: async () => server.worker?.releaseHeld() });
