@@ -1,11 +1,11 @@
-// The bucket's reads and deletes, shared by the result store and the store of web uploads (both in
-// the same bucket). Each call gets one deadline, CUTOUT_S3_TIMEOUT_SECONDS, for the whole of it,
-// across the SDK's attempts and a read's body: the SDK's own timeouts end once the headers are in,
-// and a bucket that then stalls mid-body would hold its reader (a thumbnail, a worker's task) for
-// good; and each of its attempts gets the timeout afresh, so a bucket that never answers held each
-// delete of a retention sweep for several times it.
+// The bucket's reads, writes and deletes, shared by the result store and the store of web uploads
+// (both in the same bucket). Each call gets one deadline, CUTOUT_S3_TIMEOUT_SECONDS, for the whole
+// of it, across the SDK's attempts and a read's body: the SDK's own timeouts end once the headers
+// are in, and a bucket that then stalls mid-body would hold its reader (a thumbnail, a worker's
+// task) for good; and each of its attempts gets the timeout afresh, so a bucket that never answers
+// held each delete of a retention sweep, and each web upload's request, for several times it.
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, type GetObjectCommandOutput, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type GetObjectCommandOutput, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '../config.ts';
 import { StoreUnavailableError } from '../domain/errors.ts';
 
@@ -47,6 +47,21 @@ export async function getObject(client: S3Client, config: S3Config, objectKey: s
 export async function deleteObject(client: S3Client, config: S3Config, objectKey: string): Promise<void> {
   try {
     await client.send(new DeleteObjectCommand({ Bucket: config.bucket, Key: objectKey }), { abortSignal: AbortSignal.timeout(config.timeoutMs) });
+  } catch (err) {
+    if (isBucketFailure(err)) throw new StoreUnavailableError('The bucket', err);
+    throw err;
+  }
+}
+
+/**
+ * Stores `data` at `objectKey`. A failure of the bucket is a StoreUnavailableError, as for a delete:
+ * the web upload that meets it is answered as an outage of the storage, and the worker retries its
+ * result's write through it.
+ */
+export async function putObject(client: S3Client, config: S3Config, objectKey: string, data: Buffer, contentType: string): Promise<void> {
+  const command = new PutObjectCommand({ Bucket: config.bucket, Key: objectKey, Body: data, ContentType: contentType, ContentLength: data.length });
+  try {
+    await client.send(command, { abortSignal: AbortSignal.timeout(config.timeoutMs) });
   } catch (err) {
     if (isBucketFailure(err)) throw new StoreUnavailableError('The bucket', err);
     throw err;

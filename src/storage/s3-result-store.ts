@@ -2,11 +2,11 @@
 // straight from the bucket with a presigned GET URL, so no API process serves result bytes. API
 // processes read results back only to make the history list's small thumbnails.
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config.ts';
 import { StoreUnavailableError } from '../domain/errors.ts';
-import { deleteObject, getObject } from './bucket-calls.ts';
+import { deleteObject, getObject, putObject } from './bucket-calls.ts';
 import {
   contentTypeOf,
   isResultKey,
@@ -51,10 +51,12 @@ export class S3ResultStore implements ResultStore, ResultLinks, ResultReader {
     return `${this.config.prefix}${key}`;
   }
 
+  /**
+   * Within one deadline (bucket-calls.ts), so that each try of the worker's, which retries the
+   * write for as long as its lease lasts, ends at CUTOUT_S3_TIMEOUT_SECONDS.
+   */
   async put(key: string, data: Buffer): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key), Body: data, ContentType: contentTypeOf(key), ContentLength: data.length }),
-    );
+    await putObject(this.client, this.config, this.objectKey(key), data, contentTypeOf(key));
   }
 
   async delete(key: string): Promise<void> {

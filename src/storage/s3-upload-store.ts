@@ -1,9 +1,9 @@
 // Browser uploads in the results bucket, under `uploads/` beside the results, so that a worker on
 // any machine can read the image a web task was created from.
 import { buffer } from 'node:stream/consumers';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '../config.ts';
-import { deleteObject, getObject } from './bucket-calls.ts';
+import { deleteObject, getObject, putObject } from './bucket-calls.ts';
 import { isUploadKey, type UploadStore } from './upload-store.ts';
 
 export class S3UploadStore implements UploadStore {
@@ -17,10 +17,9 @@ export class S3UploadStore implements UploadStore {
     return `${this.config.prefix}uploads/${key}`;
   }
 
+  /** Within one deadline (bucket-calls.ts): the visitor's request waits for it. */
   async put(key: string, data: Buffer): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key), Body: data, ContentType: 'application/octet-stream', ContentLength: data.length }),
-    );
+    await putObject(this.client, this.config, this.objectKey(key), data, 'application/octet-stream');
   }
 
   /**
