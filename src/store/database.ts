@@ -59,15 +59,16 @@ async function migrated(db: Db): Promise<Db> {
   return db;
 }
 
+const busyTimeoutMs = 5000;
+
 function openSqlite(dataDir: string): Db {
   fs.mkdirSync(dataDir, { recursive: true });
   const location = path.join(dataDir, 'cutout.sqlite');
-  const file = new SQLite(location);
+  // The busy timeout makes writers queue instead of failing when two processes touch the file at
+  // once; given here, it holds from the file's first statement on.
+  const file = new SQLite(location, { timeout: busyTimeoutMs });
   try {
-    // WAL lets the CLI read and write while the server runs; the busy timeout makes writers queue
-    // instead of failing when both touch the file at once.
-    file.pragma('journal_mode = WAL');
-    file.pragma('busy_timeout = 5000');
+    switchToWal(file, Date.now() + busyTimeoutMs);
     file.pragma('foreign_keys = ON');
     file.pragma('synchronous = NORMAL');
   } catch (err) {
@@ -78,6 +79,27 @@ function openSqlite(dataDir: string): Db {
     throw new DatabaseUnavailableError(`cannot use the database ${location}: ${describeError(err)}`, { cause: err });
   }
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
+}
+
+/**
+ * WAL lets the CLI read and write while the server runs. Switching a file to it reads the header,
+ * then writes it, and SQLite refuses that write at once, without the busy wait (a reader waiting
+ * for a writer that waits for its readers to leave would never end), while another connection holds
+ * the write lock: a process starting on a new file while another was switching it failed to start.
+ * BEGIN IMMEDIATE, which holds nothing while it waits, waits for that lock; switching again then
+ * finds the file switched by the other (nothing left to write) or takes the lock itself.
+ */
+function switchToWal(file: SQLite.Database, deadline: number): void {
+  for (;;) {
+    try {
+      file.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (!/^SQLITE_BUSY/.test(String((err as { code?: unknown }).code)) || Date.now() >= deadline) throw err;
+    }
+    file.exec('begin immediate');
+    file.exec('rollback');
+  }
 }
 
 /**

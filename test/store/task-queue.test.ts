@@ -1,17 +1,18 @@
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { setTimeout as delay } from 'node:timers/promises';
+import SQLite from 'better-sqlite3';
 import { createAccount, findAccount, listLedger } from '../../src/store/accounts-repository.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
 import { claimNextTask, completeTask, extendLease, failTask, releaseTask } from '../../src/store/task-queue.ts';
 import { createTask, findTask } from '../../src/store/tasks-repository.ts';
 import { createTestDatabase, describeEachEngine, openTestStore } from '../support/engines.ts';
 
-const execFileAsync = promisify(execFile);
 const lease = { leaseMs: 60_000, maxAttempts: 3 };
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
 
@@ -166,16 +167,63 @@ describeEachEngine('the task queue', (engine) => {
   });
 });
 
+interface Opened {
+  code: number | null;
+  stderr: string;
+}
+
+/**
+ * A process that has loaded the store's code and opens the store, with its own connection as every
+ * `cutout` process does, when `open` is called: several of them can then start at the same moment.
+ */
+async function readyOpener(dataDir: string, databaseUrl = ''): Promise<{ open(): Promise<Opened> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../support/open-store-child.ts'), dataDir, databaseUrl], {
+    cwd: path.join(import.meta.dirname, '../..'),
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const ended = new Promise<Opened>((resolve) => child.once('close', (code) => resolve({ code, stderr })));
+  await Promise.race([once(child.stdout, 'data'), ended]);
+  return {
+    open() {
+      child.stdin.end();
+      return ended;
+    },
+  };
+}
+
+describe('a new SQLite file', () => {
+  test('a process opening it while another holds its write lock, before the file is switched to WAL, waits for the lock and starts', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-new-file-'));
+    // What a second process starting on the same new file holds while it switches the file to WAL.
+    const holder = new SQLite(path.join(dataDir, 'cutout.sqlite'));
+    try {
+      holder.exec('begin immediate');
+      const opener = await readyOpener(dataDir);
+      const opened = opener.open();
+      // Nothing outside the opener shows when it begins to wait, so the lock is let go a while after
+      // it is told to open: long after an opener that does not wait has failed, well within the
+      // 5-second busy timeout of one that waits.
+      await Promise.race([opened, delay(1000)]);
+      holder.exec('commit');
+      assert.deepEqual(await opened, { code: 0, stderr: '' });
+      assert.equal(holder.pragma('journal_mode', { simple: true }), 'wal');
+    } finally {
+      holder.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describeEachEngine('migrations', (engine) => {
   test('six processes starting at once on an empty database apply each migration exactly once', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-migrate-'));
     const database = engine === 'postgres' ? await createTestDatabase() : undefined;
     try {
-      const child = path.join(import.meta.dirname, '../support/open-store-child.ts');
-      const runs = await Promise.all(
-        Array.from({ length: 6 }, () => execFileAsync(process.execPath, ['--import', 'tsx', child, dataDir, database?.url ?? ''], { cwd: path.join(import.meta.dirname, '../..') })),
-      );
-      assert.equal(runs.length, 6);
+      // All six have loaded the code before any opens, so that their opens meet on the new file.
+      const openers = await Promise.all(Array.from({ length: 6 }, () => readyOpener(dataDir, database?.url)));
+      const runs = await Promise.all(openers.map((opener) => opener.open()));
+      assert.deepEqual(runs.filter((run) => run.code !== 0), []);
       const db = await openDatabase({ dataDir, databaseUrl: database?.url, poolSize: 1 });
       const applied = (await db.selectFrom('kysely_migration' as never).selectAll().execute()) as { name: string }[];
       await db.destroy();
