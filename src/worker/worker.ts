@@ -195,8 +195,10 @@ export class Worker {
     const heartbeat = setInterval(() => {
       extendLease(db, task.id, leaseToken, leaseMs).then(
         // A heartbeat that meets this worker's own ending (or release) finds the lease gone too; the
-        // ending learns for itself whether another worker had taken the task.
-        (kept) => kept || held.ending || held.released || log.warn('lease lost; another worker owns this task now'),
+        // ending learns for itself whether another worker had taken the task. Otherwise the lease
+        // expired: another worker claimed the task, or the reaper failed it, and the one UPDATE
+        // cannot tell which, so the message holds for both.
+        (kept) => kept || held.ending || held.released || log.warn('lease lost; it expired, and another worker took the task over or it failed with its attempts used up'),
         (err: unknown) => log.error({ err }, 'heartbeat failed'),
       );
     }, Math.max(1000, Math.floor(leaseMs / 3)));

@@ -7,6 +7,7 @@ export interface LogEntry {
   msg: string;
   code?: string;
   reqId?: string;
+  taskId?: string;
   status?: number;
   req?: { method?: string; url?: string };
 }

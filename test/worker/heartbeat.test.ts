@@ -1,12 +1,12 @@
 // A worker keeps its lease alive with a heartbeat while it works. A heartbeat that finds the lease
-// gone is logged as a lost lease: that must mean another worker took the task, not that this one
-// had just ended (or handed back) the attempt itself.
+// gone is logged as a lost lease: that must mean the lease expired and the task was taken over or
+// given up, not that this worker had just ended (or handed back) the attempt itself.
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { ColumnNode, UpdateQueryNode, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { createAccount } from '../../src/store/accounts-repository.ts';
-import { claimNextTask } from '../../src/store/task-queue.ts';
+import { claimNextTask, failAbandonedTasks } from '../../src/store/task-queue.ts';
 import { createTask, findTask } from '../../src/store/tasks-repository.ts';
 import { Worker, type TaskProcessor } from '../../src/worker/worker.ts';
 import { openTestStore } from '../support/engines.ts';
@@ -15,7 +15,7 @@ import { LogCollector } from '../support/log-collector.ts';
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
 // The shortest heartbeat the worker has: every second.
 const leaseMs = 3_000;
-const leaseLost = 'lease lost; another worker owns this task now';
+const leaseLost = 'lease lost; it expired, and another worker took the task over or it failed with its attempts used up';
 
 /** The columns an UPDATE sets. */
 function columnsSet(node: RootOperationNode): string[] {
@@ -79,7 +79,7 @@ async function queueTask(): Promise<string> {
   return (await createTask(store.db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 5 })).task.id;
 }
 
-function workerWith(watch: ReturnType<typeof heartbeatWatch>, process: TaskProcessor): { worker: Worker; log: LogCollector } {
+function workerWith(watch: ReturnType<typeof heartbeatWatch>, process: TaskProcessor, maxAttempts = 3): { worker: Worker; log: LogCollector } {
   const log = new LogCollector();
   const worker = new Worker({
     // The queue is the same on both engines; SQLite lets the heartbeats be watched through the query layer.
@@ -89,7 +89,7 @@ function workerWith(watch: ReturnType<typeof heartbeatWatch>, process: TaskProce
     results: { delete: async () => {} },
     concurrency: 1,
     leaseMs,
-    maxAttempts: 3,
+    maxAttempts,
   });
   return { worker, log };
 }
@@ -151,9 +151,30 @@ test('a task that another worker took over is logged as a lost lease', async () 
     await held.begun;
     await store.db.updateTable('tasks').set({ lease_expires_at: Date.now() - 1 }).where('id', '=', id).execute();
     assert.equal((await claimNextTask(store.db, { leaseMs: 60_000, maxAttempts: 3 }))?.task.id, id, 'another worker took the task');
-    await log.next((e) => e.msg === leaseLost);
+    assert.equal((await log.next((e) => e.msg.startsWith('lease lost'))).msg, leaseLost);
   } finally {
     held.finish();
     await run;
   }
+});
+
+test('a task failed as abandoned while its worker still runs it is logged as a lost lease, in words true of that too', async () => {
+  const id = await queueTask();
+  const watch = heartbeatWatch({ holdCompletion: false });
+  const held = heldProcessor();
+  // One attempt allowed: once its lease expires, the reaper fails the task instead of another worker taking it.
+  const { worker, log } = workerWith(watch, held.process, 1);
+  const run = worker.runOnce();
+  try {
+    await held.begun;
+    await store.db.updateTable('tasks').set({ lease_expires_at: Date.now() - 1 }).where('id', '=', id).execute();
+    assert.deepEqual(await failAbandonedTasks(store.db, 1), [id], 'the reaper failed the task');
+    const lost = await log.next((e) => e.msg.startsWith('lease lost'));
+    assert.equal(lost.msg, leaseLost, 'no other worker owns the task: the message says the lease expired');
+    assert.equal(lost.taskId, id);
+  } finally {
+    held.finish();
+    await run;
+  }
+  assert.equal((await findTask(store.db, id))?.status, 'failed');
 });
