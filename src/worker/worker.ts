@@ -234,7 +234,12 @@ export class Worker {
         }
       } else if (outcome.kind === 'later') {
         const requeued = await persist('giving the task back', () => requeueTask(db, task.id, leaseToken));
-        if (requeued) log.warn({ err: outcome.error }, `${outcome.error.message}; the task is queued for another attempt`);
+        if (requeued) {
+          log.warn({ err: outcome.error }, `${outcome.error.message}; the task is queued for another attempt`);
+        } else if (!held.released) {
+          // A lease this worker gave back itself (releaseHeld) was not lost: the release said so.
+          log.warn({ err: outcome.error }, 'gave the attempt up after losing the lease; the task was not queued again by this attempt');
+        }
       } else {
         const { error } = outcome;
         const done = await persist('failing the task', () => failTask(db, task.id, leaseToken, { code: error.code, message: error.message }));
@@ -242,6 +247,8 @@ export class Worker {
           metrics?.taskDuration.observe({ outcome: 'failed' }, seconds);
           metrics?.failures.inc({ code: error.code });
           log.info({ code: error.code }, `task failed: ${error.message}`);
+        } else if (!held.released) {
+          log.warn({ code: error.code }, 'failed after losing the lease; the failure of this attempt was not recorded');
         }
       }
     } finally {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { ColumnNode, UpdateQueryNode, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { createAccount } from '../../src/store/accounts-repository.ts';
+import { StoreUnavailableError, TaskError } from '../../src/domain/errors.ts';
 import { claimNextTask, failAbandonedTasks } from '../../src/store/task-queue.ts';
 import { createTask, findTask } from '../../src/store/tasks-repository.ts';
 import { Worker, type TaskProcessor } from '../../src/worker/worker.ts';
@@ -94,18 +95,19 @@ function workerWith(watch: ReturnType<typeof heartbeatWatch>, process: TaskProce
   return { worker, log };
 }
 
-/** A processor that runs until the test lets it finish, and says when it has begun. */
-function heldProcessor(): { process: TaskProcessor; begun: Promise<void>; finish: () => void } {
+/** A processor that runs until the test lets it finish (with a result, or throwing the error given), and says when it has begun. */
+function heldProcessor(): { process: TaskProcessor; begun: Promise<void>; finish: (error?: Error) => void } {
   let begin = (): void => {};
-  let finish = (): void => {};
+  let finish = (_error?: Error): void => {};
   const begun = new Promise<void>((resolve) => (begin = resolve));
-  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const finished = new Promise<Error | undefined>((resolve) => (finish = resolve));
   return {
     begun,
-    finish,
+    finish: (error) => finish(error),
     process: async () => {
       begin();
-      await finished;
+      const error = await finished;
+      if (error) throw error;
       return { key: `bgr_${Math.random()}.png`, width: 1, height: 1 };
     },
   };
@@ -178,3 +180,53 @@ test('a task failed as abandoned while its worker still runs it is logged as a l
   }
   assert.equal((await findTask(store.db, id))?.status, 'failed');
 });
+
+// An attempt that ends by failing the task, or by giving it back (a storage outage), after another
+// worker took the task over changes nothing; it says so, as a late success does.
+const lateEndings = [
+  { ending: 'fails', error: new TaskError('unsupported_image', 'The image data could not be decoded.'), msg: 'failed after losing the lease; the failure of this attempt was not recorded' },
+  {
+    ending: 'meets a storage outage',
+    error: new StoreUnavailableError('The result store', new Error('connect ECONNREFUSED')),
+    msg: 'gave the attempt up after losing the lease; the task was not queued again by this attempt',
+  },
+];
+for (const { ending, error, msg } of lateEndings) {
+  test(`a task that ${ending} after another worker took it over is logged as a lost lease, and is left to that worker`, async () => {
+    const id = await queueTask();
+    const held = heldProcessor();
+    const { worker, log } = workerWith(heartbeatWatch({ holdCompletion: false }), held.process);
+    const run = worker.runOnce();
+    try {
+      await held.begun;
+      await store.db.updateTable('tasks').set({ lease_expires_at: Date.now() - 1 }).where('id', '=', id).execute();
+      assert.equal((await claimNextTask(store.db, { leaseMs: 60_000, maxAttempts: 3 }))?.task.id, id, 'another worker took the task');
+    } finally {
+      held.finish(error);
+      await run;
+    }
+    assert.deepEqual(
+      log.entries.filter((e) => e.msg === msg).map((e) => [e.level, e.taskId]),
+      [[40, id]],
+      'one warning, naming the task',
+    );
+    const task = await findTask(store.db, id);
+    assert.deepEqual([task?.status, task?.attempts], ['processing', 2], "the task is still the other worker's");
+  });
+
+  test(`a task released at the end of the shutdown grace that then ${ending} is not logged as a lost lease`, async () => {
+    const id = await queueTask();
+    const held = heldProcessor();
+    const { worker, log } = workerWith(heartbeatWatch({ holdCompletion: false }), held.process);
+    const run = worker.runOnce();
+    try {
+      await held.begun;
+      assert.equal(await worker.releaseHeld(), 1);
+    } finally {
+      held.finish(error);
+      await run;
+    }
+    assert.deepEqual(log.entries.filter((e) => e.msg.startsWith('lease lost') || e.msg === msg), [], 'no lost lease is logged');
+    assert.equal((await findTask(store.db, id))?.status, 'queued', 'the released task waits for another worker');
+  });
+}
