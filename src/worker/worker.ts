@@ -34,6 +34,8 @@ type Failure = { kind: 'failed'; error: TaskError } | { kind: 'later'; error: St
 interface InFlight {
   taskId: string;
   leaseToken: string;
+  /** Stopped by a release too: the work of a released task runs on, but the lease is no longer ours to keep. */
+  heartbeat?: NodeJS.Timeout;
   /** This worker is ending the attempt: its own ending takes the lease away. */
   ending?: boolean;
   released?: boolean;
@@ -109,6 +111,7 @@ export class Worker {
     for (const held of [...this.inFlight]) {
       if (held.released) continue;
       held.released = true;
+      clearInterval(held.heartbeat);
       if (await this.release(held, 'shutdown grace period over; task released for another worker')) released += 1;
     }
     return released;
@@ -192,10 +195,10 @@ export class Worker {
     this.inFlight.add(held);
     const log = logger.child({ taskId: task.id, attempt: task.attempts });
     log.info('task claimed');
-    const heartbeat = setInterval(() => {
+    held.heartbeat = setInterval(() => {
       extendLease(db, task.id, leaseToken, leaseMs).then(
-        // A heartbeat that meets this worker's own ending (or release) finds the lease gone too; the
-        // ending learns for itself whether another worker had taken the task. Otherwise the lease
+        // A heartbeat already on its way when this worker ends (or releases) the attempt finds the
+        // lease gone too; the ending learns for itself whether the lease was lost. Otherwise the lease
         // expired: another worker claimed the task, or the reaper failed it, and the one UPDATE
         // cannot tell which, so the message holds for both.
         (kept) => kept || held.ending || held.released || log.warn('lease lost; it expired, and another worker took the task over or it failed with its attempts used up'),
@@ -252,7 +255,7 @@ export class Worker {
         }
       }
     } finally {
-      clearInterval(heartbeat);
+      clearInterval(held.heartbeat);
       this.inFlight.delete(held);
     }
     return true;
