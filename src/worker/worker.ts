@@ -230,7 +230,8 @@ export class Worker {
           metrics?.creditsCharged.inc(task.credits);
           log.info({ ms: Date.now() - started, width: result.width, height: result.height }, 'task succeeded');
         } else if (owner === 'another attempt') {
-          log.warn('finished after losing the lease; the result of this attempt was discarded');
+          // A task this worker released itself was not lost: the release said so.
+          log.warn(held.released ? 'finished after its release; the result of this attempt was discarded' : 'finished after losing the lease; the result of this attempt was discarded');
           // The file is this attempt's own (its key carries the claim number) and not the task's
           // result: deleting it cannot touch the attempt that took over. Left behind, retention deletes it.
           await this.opts.results.delete(result.key).catch((err: unknown) => log.warn({ err, key: result.key }, 'deleting the discarded result failed'));

@@ -258,3 +258,22 @@ for (const { ending, error, msg } of lateEndings) {
     assert.equal((await findTask(store.db, id))?.status, 'queued', 'the released task waits for another worker');
   });
 }
+
+test('a task released at the end of the shutdown grace that then succeeds says its result was discarded after the release, not that the lease was lost', async () => {
+  const id = await queueTask();
+  const held = heldProcessor();
+  const { worker, log } = workerWith(heartbeatWatch({ holdCompletion: false }), held.process);
+  const run = worker.runOnce();
+  try {
+    await held.begun;
+    assert.equal(await worker.releaseHeld(), 1);
+  } finally {
+    held.finish();
+    await run;
+  }
+  assert.deepEqual(
+    log.entries.filter((e) => e.msg.startsWith('finished after')).map((e) => [e.level, e.msg, e.taskId]),
+    [[40, 'finished after its release; the result of this attempt was discarded', id]],
+  );
+  assert.equal((await findTask(store.db, id))?.status, 'queued', 'the released task waits for another worker');
+});
