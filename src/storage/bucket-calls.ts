@@ -4,7 +4,10 @@
 // are in, and a bucket that then stalls mid-body would hold its reader (a thumbnail, a worker's
 // task) for good; and each of its attempts gets the timeout afresh, so a bucket that never answers
 // held each delete of a retention sweep, and each web upload's request, for several times it.
+// A failure of the bucket leaves here as a StoreUnavailableError: the SDK's own errors carry socket
+// codes (ECONNRESET, ETIMEDOUT) that the API and the web app would take for the database's outage.
 import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type GetObjectCommandOutput, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '../config.ts';
 import { StoreUnavailableError } from '../domain/errors.ts';
@@ -28,15 +31,28 @@ export async function getObject(client: S3Client, config: S3Config, objectKey: s
     object = await client.send(new GetObjectCommand({ Bucket: config.bucket, Key: objectKey }), { abortSignal: deadline });
   } catch (err) {
     if (isMissing(err)) return undefined;
+    if (isBucketFailure(err)) throw new StoreUnavailableError('The bucket', err);
     throw err;
   }
   const body = object.Body;
   if (!(body instanceof Readable)) throw new Error('the bucket sent an object without a readable body');
-  const stall = () => body.destroy(new Error(`the bucket did not send the object within ${config.timeoutMs} ms`));
+  const stall = () => body.destroy(new StoreUnavailableError('The bucket', new Error(`the bucket did not send the object within ${config.timeoutMs} ms`)));
   deadline.addEventListener('abort', stall, { once: true });
   body.once('close', () => deadline.removeEventListener('abort', stall));
   if (deadline.aborted) stall();
   return { body, length: object.ContentLength };
+}
+
+/**
+ * The whole object at `objectKey`, or undefined when it is not there. A body that breaks off (the
+ * connection lost mid-way) is the bucket's failure as much as one that never starts.
+ */
+export async function readObject(client: S3Client, config: S3Config, objectKey: string): Promise<Buffer | undefined> {
+  const object = await getObject(client, config, objectKey);
+  if (!object) return undefined;
+  return buffer(object.body).catch((err: unknown) => {
+    throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError('The bucket', err);
+  });
 }
 
 /**

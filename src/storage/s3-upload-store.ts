@@ -1,9 +1,8 @@
 // Browser uploads in the results bucket, under `uploads/` beside the results, so that a worker on
 // any machine can read the image a web task was created from.
-import { buffer } from 'node:stream/consumers';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '../config.ts';
-import { deleteObject, getObject, putObject } from './bucket-calls.ts';
+import { deleteObject, putObject, readObject } from './bucket-calls.ts';
 import { isUploadKey, type UploadStore } from './upload-store.ts';
 
 export class S3UploadStore implements UploadStore {
@@ -29,8 +28,7 @@ export class S3UploadStore implements UploadStore {
    */
   async read(key: string): Promise<Buffer | undefined> {
     if (!isUploadKey(key)) return undefined;
-    const object = await getObject(this.client, this.config, this.objectKey(key));
-    return object && buffer(object.body);
+    return readObject(this.client, this.config, this.objectKey(key));
   }
 
   async delete(key: string): Promise<void> {

@@ -1,7 +1,8 @@
-// Reading a web upload back from the bucket (the worker reads a web task's image this way): its
-// bytes, nothing for an upload that is not there (whatever name the server gives the 404), and an
-// error, in CUTOUT_S3_TIMEOUT_SECONDS at most, for a bucket that stops sending halfway through; and
-// which failures of a delete count as the bucket's rather than the one object's.
+// Reading a web upload back from the bucket (the worker reads a web task's image this way, the web
+// app shows it to its owner): its bytes, nothing for an upload that is not there (whatever name the
+// server gives the 404), and an outage of the storage, in CUTOUT_S3_TIMEOUT_SECONDS at most, for a
+// bucket that stops sending halfway through; and which failures of a read or a delete count as the
+// bucket's rather than the one object's.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -78,12 +79,43 @@ test('a bucket that sends the headers and then stalls mid-body fails the read at
   }, 1000);
   try {
     const started = Date.now();
-    await assert.rejects(stalling.uploads.read(newUploadKey()), /did not send the object within 1000 ms/);
+    await assert.rejects(stalling.uploads.read(newUploadKey()), (err: Error) => err instanceof StoreUnavailableError && /did not send the object within 1000 ms/.test(err.message));
     const elapsed = Date.now() - started;
     // Without the deadline the read never ends; the upper bound leaves a loaded machine room.
     assert.ok(elapsed >= 900 && elapsed < 5000, `failed after ${elapsed} ms`);
   } finally {
     await stalling.close();
+  }
+});
+
+test('a read that the bucket fails (500), throttles (503, 429) or breaks off mid-body is an outage of the storage; a refusal (403) is not', async () => {
+  const failing = (status: number, code: string) =>
+    uploadsAnswering((_request, response) => {
+      response.writeHead(status, { 'content-type': 'application/xml' });
+      response.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
+    }, 5000);
+  for (const [status, code, outage] of [
+    [500, 'InternalError', true],
+    [503, 'SlowDown', true],
+    [429, 'TooManyRequests', true],
+    [403, 'AccessDenied', false],
+  ] as const) {
+    const bucket = await failing(status, code);
+    try {
+      await assert.rejects(bucket.uploads.read(newUploadKey()), (err: Error) => err instanceof StoreUnavailableError === outage, `${status} ${code}`);
+    } finally {
+      await bucket.close();
+    }
+  }
+  // The connection lost a thousand bytes into the object (ECONNRESET, like a database's socket).
+  const cut = await uploadsAnswering((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '100000' });
+    response.write(Buffer.alloc(1000), () => response.socket?.destroy());
+  }, 5000);
+  try {
+    await assert.rejects(cut.uploads.read(newUploadKey()), (err: Error) => err instanceof StoreUnavailableError, 'cut off mid-body');
+  } finally {
+    await cut.close();
   }
 });
 

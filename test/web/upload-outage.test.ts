@@ -1,7 +1,9 @@
 // A browser upload to a bucket that takes connections and never answers: the visitor gets the
 // outage page (503, Retry-After) within CUTOUT_S3_TIMEOUT_SECONDS, not after each of the SDK's
 // attempts has had that long, no task is made, and the same upload goes through once the bucket
-// is back.
+// is back. Viewing an uploaded original while the bucket is out gets the same page, logged as the
+// storage's outage: the SDK's errors carry socket codes (ECONNRESET, ETIMEDOUT) that would
+// otherwise pass for the database's.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -62,4 +64,40 @@ test('an upload to a bucket that never answers gets the outage page within the s
   const { response } = await upload();
   assert.equal(response.status, 303);
   assert.equal((await tasks()).length, 1);
+});
+
+test("viewing an uploaded original while the bucket resets connections or never answers gets the outage page, logged as the storage's", { timeout: 60_000 }, async () => {
+  const client = new WebClient(server.url);
+  await client.signUp(uniqueEmail(), goodPassword);
+  await client.get('/app/remove');
+  const fields = { subject: 'auto', precision: 'standard', output_format: 'png', image_url: '' };
+  const { response: created } = await client.post('/app/removals', fields, { name: 'toy.png', data: fixtureImage('am-gt07.png'), type: 'image/png' });
+  assert.equal(created.status, 303);
+  const taskId = (created.headers.get('location') ?? '').split('/').pop() ?? '';
+  const { upload_key: uploadKey } = await server.db.selectFrom('web_task_sources').select('upload_key').where('task_id', '=', taskId).executeTakeFirstOrThrow();
+  const original = `/app/uploads/${uploadKey}`;
+  assert.equal((await client.get(original)).response.status, 200);
+
+  for (const [outage, cut] of [
+    ['never answers', () => gate.silence()],
+    ['resets connections', () => gate.shut()],
+  ] as const) {
+    const logged = log.entries.length;
+    cut();
+    try {
+      const started = Date.now();
+      const { response, body } = await client.get(original);
+      const elapsed = Date.now() - started;
+      assert.equal(response.status, 503, `${outage}: ${body}`);
+      assert.equal(response.headers.get('retry-after'), '5');
+      assert.match(body, /Temporarily unavailable/);
+      assert.ok(elapsed < 2.5 * timeoutSeconds * 1000, `${outage}: answered after ${elapsed} ms`);
+      assert.deepEqual(log.entries.slice(logged).map((e) => e.msg), ['storage unavailable'], outage);
+    } finally {
+      gate.open();
+    }
+  }
+
+  const { response } = await client.get(original);
+  assert.deepEqual([response.status, response.headers.get('content-type')], [200, 'image/webp']);
 });
