@@ -3,7 +3,8 @@
 // floats at face value against 0–255 (a 32-bit photo clips to white, a 0–1 float one to black),
 // and casts float samples to 8-bit integers before applying an ICC profile. Such a source (TIFF is
 // the only format that holds one) is rewritten as the 8-bit image it stands for and then decoded
-// like any other: the rescaling has to come before the profile, which sharp applies as it loads.
+// like any other: the rescaling has to come before the profile, which sharp applies as it loads
+// (and before its conversion of CMYK to sRGB, which it also makes as it loads).
 import sharp, { type Metadata } from 'sharp';
 import { TaskError } from '../domain/errors.ts';
 
@@ -13,6 +14,8 @@ export interface DeepSamples {
   rescale?: { bands: number; scale: number; offset: number };
   /** Whether the embedded ICC profile, if any, still describes the rescaled samples. */
   keepsProfile: boolean;
+  /** Set for CMYK samples, rewritten as CMYK: a PNG cannot hold them. */
+  cmyk?: boolean;
 }
 
 /** Undefined for 8 and 16-bit sources and CIELAB, which decode as they are; refuses formats with no agreed meaning. */
@@ -23,7 +26,7 @@ export function deepSamples(metadata: Metadata): DeepSamples | undefined {
       return undefined;
     case 'uint':
       // 0 to 2³²−1 as 0 to 255: the top 8 bits.
-      return { rescale: { bands: metadata.channels, scale: 2 ** -24, offset: 0 }, keepsProfile: true };
+      return { rescale: { bands: metadata.channels, scale: 2 ** -24, offset: 0 }, keepsProfile: true, cmyk: metadata.space === 'cmyk' };
     case 'short':
       // libvips reads a 16-bit CIELAB TIFF as signed LabS, whose range it knows and converts itself.
       if (metadata.space === 'labs') return undefined;
@@ -32,6 +35,11 @@ export function deepSamples(metadata: Metadata): DeepSamples | undefined {
       // CIELAB (and LogLuv, read as XYZ) floats hold absolute values that libvips converts itself,
       // not 0–1 intensities: rescaling them would make other colours.
       if (metadata.space === 'lab' || metadata.space === 'xyz') return undefined;
+      // Ink amounts as floats have no agreed range: ImageMagick writes 0–1, Krita 0–100 (as lcms
+      // takes them), libvips reads 0–255. Any one reading turns the others' files nearly black or white.
+      if (metadata.space === 'cmyk') {
+        throw new TaskError('unsupported_image', 'CMYK TIFF images with float samples are not supported (programs disagree on their range); send 8, 16 or 32-bit unsigned integer samples.');
+      }
       // Floats are 0–1 (beyond is clamped). libvips reads RGB ones as linear light (scRGB), as
       // 32-bit editors and HDR merges write them, and converts them itself; greyscale ones it takes
       // as 0–255, so they are scaled (and rounded). It cannot apply a profile to float samples, and
@@ -49,13 +57,19 @@ function refused(depth: string): never {
   throw new TaskError('unsupported_image', `TIFF images with ${sampleName(depth)} samples are not supported; send 8, 16 or 32-bit unsigned integer or 32-bit float samples.`);
 }
 
-/** `input` rewritten as an upright 8-bit PNG, quick to write and read, keeping an ICC profile that still applies. */
-export function eightBit(input: Buffer, { rescale, keepsProfile }: DeepSamples, maxPixels: number): Promise<Buffer> {
+/**
+ * `input` rewritten as an upright 8-bit PNG (a CMYK source as an uncompressed TIFF), quick to write
+ * and read, keeping an ICC profile that still applies.
+ */
+export function eightBit(input: Buffer, { rescale, keepsProfile, cmyk }: DeepSamples, maxPixels: number): Promise<Buffer> {
   let photo = sharp(input, { limitInputPixels: Math.max(1, Math.floor(maxPixels)), ignoreIcc: true }).autoOrient();
+  // Kept CMYK through the rescaling: sharp would otherwise convert the samples, unscaled, to sRGB
+  // as it loads them, leaving the rescaling 3 bands for its 4 or 5 factors (an error).
+  if (cmyk) photo = photo.pipelineColourspace('cmyk');
   // One factor per band: given one, sharp would leave the alpha band as it was.
   if (rescale) photo = photo.linear(Array<number>(rescale.bands).fill(rescale.scale), Array<number>(rescale.bands).fill(rescale.offset));
   if (keepsProfile) photo = photo.keepIccProfile();
-  return photo.png({ compressionLevel: 0 }).toBuffer();
+  return cmyk ? photo.toColourspace('cmyk').tiff({ compression: 'none' }).toBuffer() : photo.png({ compressionLevel: 0 }).toBuffer();
 }
 
 function sampleName(depth: string): string {

@@ -7,8 +7,8 @@ export type SampleFormat = 'uint' | 'int' | 'float';
 export interface TiffSamples {
   width: number;
   height: number;
-  /** 1 grey, 2 grey and alpha, 3 RGB, 4 RGB and alpha (unassociated). */
-  channels: 1 | 2 | 3 | 4;
+  /** 1 grey, 2 grey and alpha, 3 RGB, 4 RGB and alpha (unassociated); with `cmyk`, 4 CMYK, 5 CMYK and alpha. */
+  channels: 1 | 2 | 3 | 4 | 5;
   bits: 1 | 8 | 16 | 32 | 64;
   format: SampleFormat;
   /** Interleaved samples as numbers, `width × height × channels` of them; 0 or 1 when `bits` is 1. */
@@ -17,6 +17,8 @@ export interface TiffSamples {
   icc?: Buffer;
   /** CIELAB (photometric 8) instead of grey or RGB: 3 channels, L then a and b (signed, as two's complement when integers). */
   cielab?: boolean;
+  /** CMYK (photometric 5, ink set 1), 0 as no ink. */
+  cmyk?: boolean;
 }
 
 const sampleFormatCode: Record<SampleFormat, number> = { uint: 1, int: 2, float: 3 };
@@ -25,7 +27,7 @@ const short = 3;
 const long = 4;
 const undefinedType = 7;
 
-export function tiffOf({ width, height, channels, bits, format, samples, icc, cielab }: TiffSamples): Buffer {
+export function tiffOf({ width, height, channels, bits, format, samples, icc, cielab, cmyk }: TiffSamples): Buffer {
   const pixels = bits === 1 ? bilevel(width, height, samples) : packed(bits, format, samples);
   const colour = channels >= 3;
   const entries: [tag: number, type: number, values: number[] | Buffer][] = [
@@ -33,14 +35,15 @@ export function tiffOf({ width, height, channels, bits, format, samples, icc, ci
     [257, long, [height]],
     [258, short, Array<number>(channels).fill(bits)],
     [259, short, [1]], // no compression
-    [262, short, [cielab ? 8 : colour ? 2 : 1]], // CIELAB, RGB, or grey with 0 as black
+    [262, short, [cielab ? 8 : cmyk ? 5 : colour ? 2 : 1]], // CIELAB, CMYK, RGB, or grey with 0 as black
     [273, long, [0]], // strip offset, set below
     [277, short, [channels]],
     [278, long, [height]],
     [279, long, [pixels.length]],
     [284, short, [1]], // interleaved
   ];
-  if (channels === 2 || channels === 4) entries.push([338, short, [2]]); // unassociated alpha
+  if (cmyk) entries.push([332, short, [1]]); // ink set: CMYK
+  if (channels === 2 || channels === (cmyk ? 5 : 4)) entries.push([338, short, [2]]); // unassociated alpha
   entries.push([339, short, Array<number>(channels).fill(sampleFormatCode[format])]);
   if (icc) entries.push([34675, undefinedType, icc]);
 
