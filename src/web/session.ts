@@ -1,14 +1,15 @@
 // The session cookie: a random token naming a row in web_sessions. httpOnly (no script reads it),
-// SameSite=Lax (not sent on cross-site form posts), an expiry, and Secure whenever the request
-// came over https or the public URL is https. On plain http (localhost) a Secure cookie would
-// not come back, so it is sent without the flag there.
+// SameSite=Lax (not sent on cross-site form posts), an expiry, and Secure, named
+// __Host-cutout_session, whenever the request came over https or the public URL is https. On plain
+// http (localhost) a Secure cookie would not come back, so it is sent as cutout_session without
+// the flag there.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Account } from '../store/accounts-repository.ts';
 import type { Db } from '../store/database.ts';
 import { createSession, deleteSession, findSessionAccount } from '../store/web-sessions-repository.ts';
 
-export const sessionCookie = 'cutout_session';
+const sessionCookie = 'cutout_session';
 /** The secret of the form tokens (@fastify/csrf-protection's cookie). */
 export const formSecretCookie = '_csrf';
 
@@ -24,9 +25,27 @@ export function cookieSecurity(config: Config): { secure: boolean | 'auto'; http
   return { secure: httpsPublicUrl ? true : 'auto', httpOnly: true, sameSite: 'lax', path: '/' };
 }
 
+/** Whether the cookies of this request's answer are Secure: what @fastify/cookie makes of 'auto'. */
+export function cookiesSecure(config: Config, request: FastifyRequest): boolean {
+  return cookieSecurity(config).secure === true || request.protocol === 'https';
+}
+
+/**
+ * A Secure cookie is named with the __Host- prefix, which browsers accept only from a secure page,
+ * with Secure, Path=/ and no Domain: another host of the domain cannot set it for this one (a
+ * Domain cookie fixing the session or planting a form secret it knows), nor can someone answering
+ * for this host on plain http. The plain name is never read where the prefixed one is due, or
+ * such a planted cookie would count after all; plain http keeps the plain names, as __Host- needs Secure.
+ */
+export function cookieName(config: Config, request: FastifyRequest, name: string): string {
+  return cookiesSecure(config, request) ? hostOnly(name) : name;
+}
+
+export const hostOnly = (name: string): string => `__Host-${name}`;
+
 export async function startSession(db: Db, config: Config, reply: FastifyReply, accountId: string): Promise<void> {
   const session = await createSession(db, accountId, config.web.sessionTtlMs);
-  reply.setCookie(sessionCookie, session.token, {
+  reply.setCookie(cookieName(config, reply.request, sessionCookie), session.token, {
     ...cookieSecurity(config),
     expires: new Date(session.expiresAt),
     maxAge: Math.floor(config.web.sessionTtlMs / 1000),
@@ -35,9 +54,10 @@ export async function startSession(db: Db, config: Config, reply: FastifyReply, 
 }
 
 export async function endSession(db: Db, config: Config, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const token = request.cookies[sessionCookie];
+  const name = cookieName(config, request, sessionCookie);
+  const token = request.cookies[name];
   if (token) await deleteSession(db, token);
-  reply.clearCookie(sessionCookie, cookieSecurity(config));
+  reply.clearCookie(name, cookieSecurity(config));
   forgetFormSecret(config, reply);
 }
 
@@ -47,17 +67,18 @@ export async function endSession(db: Db, config: Config, request: FastifyRequest
  * would otherwise pass the CSRF check in the next session. The next page makes a new secret.
  */
 function forgetFormSecret(config: Config, reply: FastifyReply): void {
-  reply.clearCookie(formSecretCookie, cookieSecurity(config));
+  reply.clearCookie(cookieName(config, reply.request, formSecretCookie), cookieSecurity(config));
 }
 
 /** Reads the session cookie; an unknown or expired one is cleared. */
 export function loadSession(db: Db, config: Config) {
   return async function loadSessionHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const token = request.cookies[sessionCookie];
+    const name = cookieName(config, request, sessionCookie);
+    const token = request.cookies[name];
     if (!token) return;
     const account = await findSessionAccount(db, token);
     if (account) request.webAccount = account;
-    else reply.clearCookie(sessionCookie, cookieSecurity(config));
+    else reply.clearCookie(name, cookieSecurity(config));
   };
 }
 

@@ -4,7 +4,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import fastifyCookie from '@fastify/cookie';
-import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ZodError } from 'zod';
@@ -19,7 +18,8 @@ import { historyRoutes } from './routes/history.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { removalRoutes } from './routes/removals.ts';
 import { taskMediaRoutes } from './routes/task-media.ts';
-import { cookieSecurity, formSecretCookie, loadSession } from './session.ts';
+import { registerFormTokens } from './form-secret.ts';
+import { cookiesSecure, loadSession } from './session.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
 import { clientAbort } from '../api/plugins/client-abort.ts';
 import { contentCodings } from '../api/plugins/content-coding.ts';
@@ -61,19 +61,18 @@ export function webApp(api: ApiContext) {
   return async (app: FastifyInstance): Promise<void> => {
     await app.register(fastifyCookie);
     await app.register(fastifyFormbody, { bodyLimit: 16 * 1024 });
-    await app.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: formSecretCookie, cookieOpts: cookieSecurity(ctx.config) });
+    await registerFormTokens(app, ctx.config);
 
     app.addHook('onRequest', loadSession(ctx.db, ctx.config));
     // Browsers never compress a form, and the upload form's parser reads the body as sent (not
     // what a preParsing hook hands on), so a form in any coding is refused 415, never misread.
     app.addHook('preParsing', contentCodings([]));
-    const cookiesAlwaysSecure = cookieSecurity(ctx.config).secure === true;
     app.addHook('onSend', async (request, reply, payload) => {
       reply.headers(securityHeaders);
       // Wherever the cookies are Secure the browser is told to use https from then on, so a later
       // visit typed as http:// cannot be answered by someone on the network with a fake sign-in
       // page. Browsers ignore it on a plain-http answer, so a public https URL reached over http is no harm.
-      if (cookiesAlwaysSecure || request.protocol === 'https') reply.header('Strict-Transport-Security', hstsValue);
+      if (cookiesSecure(ctx.config, request)) reply.header('Strict-Transport-Security', hstsValue);
       // A page holds a form token, and a signed-in one signed download links too; the sign-in page
       // also sets the form secret's cookie, which a shared cache would hand to every visitor. No
       // cache may keep any of them. A route that may be cached (assets, the owner's images) says so itself.

@@ -70,18 +70,24 @@ describeEachEngine('web accounts', (engine) => {
     assert.match(csrfCookie ?? '', /HttpOnly; SameSite=Lax/);
   });
 
-  test('cookies are Secure, and browsers are asked for https from then on, when the public URL is https, however its scheme is written', async () => {
+  test('cookies are Secure __Host- cookies, and browsers are asked for https from then on, when the public URL is https, however its scheme is written', async () => {
     // A URL's scheme has no letter case, and the configuration takes either.
     for (const publicUrl of ['https://cutout.example.test', 'HTTPS://cutout.example.test']) {
       const secure = await startTestServer({ CUTOUT_PUBLIC_URL: publicUrl }, { engine });
       try {
         // The public URL names a proxy in front; the test talks to the bound loopback port itself.
         const address = secure.app.server.address();
-        const client = new WebClient(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
+        const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+        const client = new WebClient(url);
         const signedUp = await client.signUp(uniqueEmail(), goodPassword);
         assert.equal(signedUp.headers.get('strict-transport-security'), 'max-age=31536000', publicUrl);
-        assert.match(client.setCookies.find((c) => c.startsWith('cutout_session=')) ?? '', /; Secure/, publicUrl);
-        assert.match(client.setCookies.find((c) => c.startsWith('_csrf=')) ?? '', /; Secure/, publicUrl);
+        assert.match(client.setCookies.find((c) => c.startsWith('__Host-cutout_session=')) ?? '', /; Secure/, publicUrl);
+        assert.match(client.setCookies.find((c) => c.startsWith('__Host-_csrf=')) ?? '', /; Secure/, publicUrl);
+        assert.deepEqual(client.setCookies.filter((c) => !c.startsWith('__Host-')), [], 'no cookie under a plain name');
+        // The public URL is https, so every request counts as one: the plain name is no session.
+        const token = client.cookies.get('__Host-cutout_session') ?? client.cookies.get('cutout_session');
+        const plain = await fetch(`${url}/app/remove`, { headers: { cookie: `cutout_session=${token}` }, redirect: 'manual' });
+        assert.equal(plain.status, 303, publicUrl);
       } finally {
         await secure.close();
       }

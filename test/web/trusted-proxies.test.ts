@@ -12,7 +12,8 @@ import { forgetAttempts, signUps, startProxiedServer } from './proxied-visitors.
 import { signUpFrom } from './from-address.ts';
 import { goodPassword, uniqueEmail, WebClient } from './web-client.ts';
 
-const sessionCookie = (setCookies: string[]): string | undefined => setCookies.find((c) => c.startsWith('cutout_session='));
+/** The session cookie as set: __Host-cutout_session where it is Secure, cutout_session where not. */
+const sessionCookie = (setCookies: string[]): string | undefined => setCookies.find((c) => /^(__Host-)?cutout_session=/.test(c));
 
 describeEachEngine('behind a trusted proxy', (engine) => {
   let server: TestServer;
@@ -61,18 +62,18 @@ describeEachEngine('behind a trusted proxy', (engine) => {
     assert.deepEqual(await signUps(server, ['127.0.0.2']), [429]);
   });
 
-  test("the proxy's X-Forwarded-Proto https makes the session cookie Secure and asks browsers for https from then on; another client's does neither", async () => {
+  test("the proxy's X-Forwarded-Proto https makes the session cookie a Secure __Host- cookie and asks browsers for https from then on; another client's does neither", async () => {
     const proxied = new WebClient(server.url, { 'x-forwarded-for': '203.0.113.8', 'x-forwarded-proto': 'https' });
     const signedUp = await proxied.signUp(uniqueEmail(), goodPassword);
     assert.equal(signedUp.status, 303);
-    assert.match(sessionCookie(proxied.setCookies) ?? 'no session cookie', /; Secure/);
+    assert.match(sessionCookie(proxied.setCookies) ?? 'no session cookie', /^__Host-cutout_session=.*; Secure/);
     assert.equal(signedUp.headers.get('strict-transport-security'), 'max-age=31536000');
     assert.equal((await proxied.get('/sign-in')).response.headers.get('strict-transport-security'), 'max-age=31536000');
     const direct = await signUpFrom(server.url, '127.0.0.2', uniqueEmail(), { 'x-forwarded-proto': 'https' });
     assert.equal(direct.status, 303);
     const cookie = sessionCookie(direct.headers['set-cookie'] ?? []);
-    assert.ok(cookie);
-    assert.doesNotMatch(cookie, /; Secure/);
+    assert.match(cookie ?? 'no session cookie', /^cutout_session=/);
+    assert.doesNotMatch(cookie ?? '', /; Secure/);
     assert.equal(direct.headers['strict-transport-security'], undefined);
   });
 
@@ -129,8 +130,8 @@ describe('with no trusted proxies', () => {
     assert.deepEqual(statuses, [303, 303, 429], 'all three are the TCP peer, 127.0.0.1');
     const signedUp = clients[0]!;
     const cookie = sessionCookie(signedUp.setCookies);
-    assert.ok(cookie);
-    assert.doesNotMatch(cookie, /; Secure/);
+    assert.match(cookie ?? 'no session cookie', /^cutout_session=/);
+    assert.doesNotMatch(cookie ?? '', /; Secure/);
     const keysPage = await signedUp.get('/app/settings/keys');
     assert.equal(keysPage.response.headers.get('strict-transport-security'), null, 'plain http asks for no https');
     await server.db.deleteFrom('web_sessions').execute();
