@@ -2,6 +2,7 @@
 // any pixel is decoded.
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { TaskError } from '../domain/errors.ts';
+import { widePrimariesOf, withPrimariesProfile, type WidePrimaries } from './avif-colour.ts';
 import { deepSamples, eightBit, type DeepSamples } from './sample-formats.ts';
 
 // libvips' operation cache keeps up to 50 MB of recent results for reuse; every image here is new
@@ -33,6 +34,11 @@ export interface ImageHeader {
    * sharp's CMYK profile for a plainer conversion.
    */
   sixteenBitProfile?: boolean;
+  /**
+   * Set for an AVIF with no ICC profile whose nclx colour box names Display P3 or BT.2020
+   * primaries, which libvips would take as sRGB's: decodableBytes rewrites it with a profile for them.
+   */
+  widePrimaries?: WidePrimaries;
 }
 
 /** What the decode takes from the header: how the source's colours are converted. */
@@ -72,13 +78,19 @@ export async function readHeader(input: Buffer, maxPixels: number): Promise<Imag
     throw new TaskError('image_too_large', `The image is ${width}×${height}; a side can be at most ${pixelCount(maxSide)} pixels.`);
   }
   const sixteenBitProfile = metadata.space === 'rgb16' && metadata.hasProfile === true;
-  return { format: metadata.format, width, height, deepSamples: deepSamples(metadata), sixteenBitProfile };
+  return { format: metadata.format, width, height, deepSamples: deepSamples(metadata), sixteenBitProfile, widePrimaries: widePrimariesOf(input, metadata) };
 }
 
-/** What decodeImage and resizeEncoded take: the input itself, or the 8-bit image its deep samples stand for. */
+/**
+ * What decodeImage and resizeEncoded take: the input itself, or an 8-bit PNG (uncompressed: about
+ * 150 MB for 50 MP of RGB) of the image its deep samples stand for, or of its samples with a
+ * profile for the wide primaries its nclx box names.
+ */
 export async function decodableBytes(input: Buffer, header: ImageHeader, maxPixels: number): Promise<Buffer> {
-  const samples = header.deepSamples;
-  return samples ? decoding(maxPixels, () => eightBit(input, samples, maxPixels)) : input;
+  const { deepSamples: samples, widePrimaries } = header;
+  if (samples) return decoding(maxPixels, () => eightBit(input, samples, maxPixels));
+  if (widePrimaries) return decoding(maxPixels, () => withPrimariesProfile(input, widePrimaries, maxPixels));
+  return input;
 }
 
 /** Decodes the first frame (animations and multi-page files contribute only that), upright. */
