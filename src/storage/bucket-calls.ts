@@ -4,6 +4,8 @@
 // are in, and a bucket that then stalls mid-body would hold its reader (a thumbnail, a worker's
 // task) for good; and each of its attempts gets the timeout afresh, so a bucket that never answers
 // held each delete of a retention sweep, and each web upload's request, for several times it.
+// A large object gets the deadline once for each 32 MiB of its body begun (allowedMs), so that a slow
+// but steady link to the bucket is not cut off: a 100 MB result needs more than 3 MB/s to arrive in 30 s.
 // A failure of the bucket leaves here as a StoreUnavailableError: the SDK's own errors carry socket
 // codes (ECONNRESET, ETIMEDOUT) that the API and the web app would take for the database's outage.
 import { Readable } from 'node:stream';
@@ -25,22 +27,34 @@ export interface ObjectBody {
  * that comes after its answer.
  */
 export async function getObject(client: S3Client, config: S3Config, objectKey: string): Promise<ObjectBody | undefined> {
-  const deadline = AbortSignal.timeout(config.timeoutMs);
+  const started = Date.now();
+  // Only the wait for the answer: an abort after it would end the body at the first deadline, where
+  // a large one is allowed longer (below).
+  const answer = new AbortController();
+  const unanswered = setTimeout(() => answer.abort(new Error(`the bucket did not answer within ${config.timeoutMs} ms`)), config.timeoutMs);
   let object: GetObjectCommandOutput;
   try {
-    object = await client.send(new GetObjectCommand({ Bucket: config.bucket, Key: objectKey }), { abortSignal: deadline });
+    object = await client.send(new GetObjectCommand({ Bucket: config.bucket, Key: objectKey }), { abortSignal: answer.signal });
   } catch (err) {
     if (isMissing(err)) return undefined;
     if (isBucketFailure(err)) throw new StoreUnavailableError('The bucket', err);
     throw err;
+  } finally {
+    clearTimeout(unanswered);
   }
   const body = object.Body;
   if (!(body instanceof Readable)) throw new Error('the bucket sent an object without a readable body');
-  const stall = () => body.destroy(new StoreUnavailableError('The bucket', new Error(`the bucket did not send the object within ${config.timeoutMs} ms`)));
-  deadline.addEventListener('abort', stall, { once: true });
-  body.once('close', () => deadline.removeEventListener('abort', stall));
-  if (deadline.aborted) stall();
+  const allowed = allowedMs(config, object.ContentLength ?? 0);
+  const stall = () => body.destroy(new StoreUnavailableError('The bucket', new Error(`the bucket did not send the object within ${allowed} ms`)));
+  // Unreferenced, as AbortSignal.timeout's timers are: a body nobody reads keeps no process alive.
+  const deadline = setTimeout(stall, Math.max(0, started + allowed - Date.now())).unref();
+  body.once('close', () => clearTimeout(deadline));
   return { body, length: object.ContentLength };
+}
+
+/** How long a call moving a body of `bytes` may take in all: CUTOUT_S3_TIMEOUT_SECONDS for each 32 MiB begun. */
+export function allowedMs(config: Pick<S3Config, 'timeoutMs'>, bytes: number): number {
+  return config.timeoutMs * Math.max(1, Math.ceil(bytes / (32 << 20)));
 }
 
 /**
@@ -76,8 +90,11 @@ export async function deleteObject(client: S3Client, config: S3Config, objectKey
  */
 export async function putObject(client: S3Client, config: S3Config, objectKey: string, data: Buffer, contentType: string): Promise<void> {
   const command = new PutObjectCommand({ Bucket: config.bucket, Key: objectKey, Body: data, ContentType: contentType, ContentLength: data.length });
+  // The client's requestTimeout (s3-result-store.ts) bounds each attempt until the answer, the body's
+  // sending included: a large body's attempt is given as long as the whole call.
+  const allowed = allowedMs(config, data.length);
   try {
-    await client.send(command, { abortSignal: AbortSignal.timeout(config.timeoutMs) });
+    await client.send(command, { abortSignal: AbortSignal.timeout(allowed), requestTimeout: allowed });
   } catch (err) {
     if (isBucketFailure(err)) throw new StoreUnavailableError('The bucket', err);
     throw err;

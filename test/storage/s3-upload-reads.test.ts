@@ -143,3 +143,27 @@ test('a delete that the bucket throttles, with 429 as with 503, is an outage of 
     await refusing.close();
   }
 });
+
+test('a large upload that a slow but steady bucket sends for longer than the store timeout is read whole: the deadline grows with the object', { timeout: 30_000 }, async () => {
+  // 97 MiB at about 40 MiB/s: some 2.4 s against a 1 s timeout, which four 32 MiB parts begun make 4 s.
+  const size = 97 << 20;
+  const piece = Buffer.alloc(1 << 20, 7);
+  const steady = await uploadsAnswering((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(size) });
+    let sent = 0;
+    const next = () => {
+      if (sent === size) return void response.end();
+      sent += piece.length;
+      response.write(piece, () => setTimeout(next, 25));
+    };
+    next();
+  }, 1000);
+  try {
+    const started = Date.now();
+    const read = await steady.uploads.read(newUploadKey());
+    assert.equal(read?.length, size);
+    assert.ok(Date.now() - started > 1000, 'the object took longer than the timeout to arrive');
+  } finally {
+    await steady.close();
+  }
+});

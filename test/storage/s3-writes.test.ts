@@ -82,3 +82,23 @@ test('a write that the bucket fails (500) or throttles (503, 429) is an outage o
     }
   }
 });
+
+test('a large write that a slow but steady bucket takes for longer than the store timeout succeeds: the deadline grows with the body', { timeout: 30_000 }, async () => {
+  // 97 MiB taken at about 40 MiB/s: some 2.4 s against a 1 s timeout, which four 32 MiB parts begun make 4 s.
+  const bucket = await storesAnswering((request, response) => {
+    request.on('data', (chunk: Buffer) => {
+      request.pause();
+      setTimeout(() => request.resume(), chunk.length / (40 << 10));
+    });
+    request.on('end', () => response.writeHead(200, { etag: '"steady"' }).end());
+  }, 1000);
+  try {
+    for (const [what, write] of Object.entries(bucket.writes)) {
+      const started = Date.now();
+      await write(Buffer.alloc(97 << 20));
+      assert.ok(Date.now() - started > 1000, `${what} took longer than the timeout to be taken`);
+    }
+  } finally {
+    await bucket.close();
+  }
+});
