@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
 import { z } from 'zod';
 import { isUploadKey } from '../../storage/upload-store.ts';
+import { decodableBytes, inSourceColours, readHeader, type ImageHeader } from '../../vision/decode.ts';
 import { findTaskForAccount } from '../../store/tasks-repository.ts';
 import { uploadBelongsTo } from '../../store/web-tasks-repository.ts';
 import type { WebContext } from '../context.ts';
@@ -11,6 +12,12 @@ import { requireSignIn, signedInAccount } from '../session.ts';
 import { bucketOutage, thumbnailOf } from '../thumbnails.ts';
 
 const viewerMaxSide = 2048;
+
+/** The upload as the pipeline decodes it (decode.ts): its header, and bytes sharp reads in the right colours. */
+async function viewable(data: Buffer, maxPixels: number): Promise<{ bytes: Buffer; header: ImageHeader }> {
+  const header = await readHeader(data, maxPixels);
+  return { bytes: await decodableBytes(data, header, maxPixels), header };
+}
 
 export function taskMediaRoutes(ctx: WebContext) {
   return async (app: FastifyInstance): Promise<void> => {
@@ -22,13 +29,18 @@ export function taskMediaRoutes(ctx: WebContext) {
       if (!isUploadKey(key) || !(await uploadBelongsTo(ctx.db, key, account.id))) return sendNotFound(reply);
       const data = await ctx.uploads.read(key);
       if (!data) return sendNotFound(reply);
-      // Re-encoded upright as WebP, so every browser can show what was uploaded (TIFF, HEIF…).
+      // Re-encoded upright as WebP, so every browser can show what was uploaded (TIFF, HEIF…), in
+      // the colours the cutout is made from: deep TIFF samples and an AVIF's wide primaries are read
+      // as the pipeline reads them (decode.ts), not as sharp alone would.
       // Uploads are checked to decode, but one stored before that check, or damaged since, may not.
-      const image = await sharp(data, { limitInputPixels: ctx.config.maxPixels })
-        .autoOrient()
-        .resize({ width: viewerMaxSide, height: viewerMaxSide, fit: 'inside', withoutEnlargement: true })
-        .webp({ quality: 85 })
-        .toBuffer()
+      const image = await viewable(data, ctx.config.maxPixels)
+        .then(({ bytes, header }) =>
+          inSourceColours(sharp(bytes, { limitInputPixels: ctx.config.maxPixels }), header)
+            .autoOrient()
+            .resize({ width: viewerMaxSide, height: viewerMaxSide, fit: 'inside', withoutEnlargement: true })
+            .webp({ quality: 85 })
+            .toBuffer(),
+        )
         .catch((err: unknown) => {
           request.log.warn({ err, key }, 'an uploaded original does not decode');
           return undefined;
