@@ -13,7 +13,7 @@ import { StoreUnavailableError } from '../../src/domain/errors.ts';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
 import { S3UploadStore } from '../../src/storage/s3-upload-store.ts';
 import { newUploadKey } from '../../src/storage/upload-store.ts';
-import { s3ConfigFor, startS3Server, type S3Server } from '../support/s3-server.ts';
+import { answerError, bucketErrors, s3ConfigFor, startS3Server, type S3Server } from '../support/s3-server.ts';
 
 const configFor = (endpoint: string, bucket: string, timeoutMs?: number): S3Config => s3ConfigFor(endpoint, bucket, { timeoutMs });
 
@@ -89,18 +89,8 @@ test('a bucket that sends the headers and then stalls mid-body fails the read at
 });
 
 test('a read that the bucket fails (500), throttles (503, 429) or breaks off mid-body is an outage of the storage; a refusal (403) is not', async () => {
-  const failing = (status: number, code: string) =>
-    uploadsAnswering((_request, response) => {
-      response.writeHead(status, { 'content-type': 'application/xml' });
-      response.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
-    }, 5000);
-  for (const [status, code, outage] of [
-    [500, 'InternalError', true],
-    [503, 'SlowDown', true],
-    [429, 'TooManyRequests', true],
-    [403, 'AccessDenied', false],
-  ] as const) {
-    const bucket = await failing(status, code);
+  for (const { status, code, outage } of bucketErrors) {
+    const bucket = await uploadsAnswering((_request, response) => answerError(response, status, code), 5000);
     try {
       await assert.rejects(bucket.uploads.read(newUploadKey()), (err: Error) => err instanceof StoreUnavailableError === outage, `${status} ${code}`);
     } finally {

@@ -11,7 +11,7 @@ import { resultKey } from '../../src/storage/result-store.ts';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
 import { S3UploadStore } from '../../src/storage/s3-upload-store.ts';
 import { newUploadKey } from '../../src/storage/upload-store.ts';
-import { s3ConfigFor } from '../support/s3-server.ts';
+import { answerError, bucketErrors, s3ConfigFor } from '../support/s3-server.ts';
 
 // Long enough that the 2.5 timeouts a write may take leave a loaded machine room, and short of the
 // three attempts (3 timeouts) that one write took without its deadline.
@@ -60,19 +60,11 @@ for (const [hang, { handle, size }] of Object.entries(hangs)) {
 }
 
 test('a write that the bucket fails (500) or throttles (503, 429) is an outage of the storage; a refusal (403) is not', async () => {
-  const answering = (status: number, code: string) =>
-    storesAnswering((request, response) => {
+  for (const { status, code, outage } of bucketErrors) {
+    const bucket = await storesAnswering((request, response) => {
       request.resume();
-      response.writeHead(status, { 'content-type': 'application/xml' });
-      response.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
+      answerError(response, status, code);
     }, 5000);
-  for (const [status, code, outage] of [
-    [500, 'InternalError', true],
-    [503, 'SlowDown', true],
-    [429, 'TooManyRequests', true],
-    [403, 'AccessDenied', false],
-  ] as const) {
-    const bucket = await answering(status, code);
     try {
       for (const [what, write] of Object.entries(bucket.writes)) {
         await assert.rejects(write(Buffer.from('image')), (err: Error) => err instanceof StoreUnavailableError === outage, `${what}: ${status} ${code}`);

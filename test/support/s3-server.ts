@@ -1,6 +1,7 @@
 // An S3-compatible server (s3rver) on an ephemeral loopback port, with one bucket. It checks
 // SigV4 signatures, presigned query signatures and their expiry like S3 does.
 import fs from 'node:fs';
+import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
@@ -47,4 +48,21 @@ export function s3ConfigFor(endpoint: string, bucket: string, { prefix = 'result
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', sessionToken: undefined },
     timeoutMs,
   };
+}
+
+/**
+ * Error answers a bucket gives, and whether each is an outage of the bucket (a failure or throttling
+ * that every object would meet) rather than a refusal of the one object.
+ */
+export const bucketErrors = [
+  { status: 500, code: 'InternalError', outage: true },
+  { status: 503, code: 'SlowDown', outage: true },
+  { status: 429, code: 'TooManyRequests', outage: true },
+  { status: 403, code: 'AccessDenied', outage: false },
+] as const;
+
+/** Answers as S3 answers an error: the status, and an XML body naming the code. */
+export function answerError(response: http.ServerResponse, status: number, code: string): void {
+  response.writeHead(status, { 'content-type': 'application/xml' });
+  response.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
 }

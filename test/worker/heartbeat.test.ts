@@ -209,6 +209,22 @@ test('a task failed as abandoned while its worker still runs it is logged as a l
   assert.equal((await findTask(store.db, id))?.status, 'failed');
 });
 
+/** A task this worker released at the end of the shutdown grace, then let end (failing with `error`, or with a result). */
+async function releasedTaskThatEnds(error?: Error): Promise<{ id: string; log: LogCollector }> {
+  const id = await queueTask();
+  const held = heldProcessor();
+  const { worker, log } = workerWith(heartbeatWatch({ holdCompletion: false }), held.process);
+  const run = worker.runOnce();
+  try {
+    await held.begun;
+    assert.equal(await worker.releaseHeld(), 1);
+  } finally {
+    held.finish(error);
+    await run;
+  }
+  return { id, log };
+}
+
 // An attempt that ends by failing the task, or by giving it back (a storage outage), after another
 // worker took the task over changes nothing; it says so, as a late success does.
 const lateEndings = [
@@ -243,34 +259,14 @@ for (const { ending, error, msg } of lateEndings) {
   });
 
   test(`a task released at the end of the shutdown grace that then ${ending} is not logged as a lost lease`, async () => {
-    const id = await queueTask();
-    const held = heldProcessor();
-    const { worker, log } = workerWith(heartbeatWatch({ holdCompletion: false }), held.process);
-    const run = worker.runOnce();
-    try {
-      await held.begun;
-      assert.equal(await worker.releaseHeld(), 1);
-    } finally {
-      held.finish(error);
-      await run;
-    }
+    const { id, log } = await releasedTaskThatEnds(error);
     assert.deepEqual(log.entries.filter((e) => e.msg.startsWith('lease lost') || e.msg === msg), [], 'no lost lease is logged');
     assert.equal((await findTask(store.db, id))?.status, 'queued', 'the released task waits for another worker');
   });
 }
 
 test('a task released at the end of the shutdown grace that then succeeds says its result was discarded after the release, not that the lease was lost', async () => {
-  const id = await queueTask();
-  const held = heldProcessor();
-  const { worker, log } = workerWith(heartbeatWatch({ holdCompletion: false }), held.process);
-  const run = worker.runOnce();
-  try {
-    await held.begun;
-    assert.equal(await worker.releaseHeld(), 1);
-  } finally {
-    held.finish();
-    await run;
-  }
+  const { id, log } = await releasedTaskThatEnds();
   assert.deepEqual(
     log.entries.filter((e) => e.msg.startsWith('finished after')).map((e) => [e.level, e.msg, e.taskId]),
     [[40, 'finished after its release; the result of this attempt was discarded', id]],
