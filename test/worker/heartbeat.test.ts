@@ -209,20 +209,32 @@ test('a task failed as abandoned while its worker still runs it is logged as a l
   assert.equal((await findTask(store.db, id))?.status, 'failed');
 });
 
-/** A task this worker released at the end of the shutdown grace, then let end (failing with `error`, or with a result). */
-async function releasedTaskThatEnds(error?: Error): Promise<{ id: string; log: LogCollector }> {
+/**
+ * A task held by a worker while `meanwhile` happens to it, then let end (failing with `error`, or
+ * with a result); with the worker's log.
+ */
+async function taskThatEnds(meanwhile: (worker: Worker, id: string) => Promise<void>, error?: Error): Promise<{ id: string; log: LogCollector }> {
   const id = await queueTask();
   const held = heldProcessor();
   const { worker, log } = workerWith(heartbeatWatch({ holdCompletion: false }), held.process);
   const run = worker.runOnce();
   try {
     await held.begun;
-    assert.equal(await worker.releaseHeld(), 1);
+    await meanwhile(worker, id);
   } finally {
     held.finish(error);
     await run;
   }
   return { id, log };
+}
+
+/** Released by its worker at the end of the shutdown grace. */
+const released = async (worker: Worker): Promise<void> => assert.equal(await worker.releaseHeld(), 1);
+
+/** Taken over by another worker once its lease has expired. */
+async function takenOver(_worker: Worker, id: string): Promise<void> {
+  await store.db.updateTable('tasks').set({ lease_expires_at: Date.now() - 1 }).where('id', '=', id).execute();
+  assert.equal((await claimNextTask(store.db, { leaseMs: 60_000, maxAttempts: 3 }))?.task.id, id, 'another worker took the task');
 }
 
 // An attempt that ends by failing the task, or by giving it back (a storage outage), after another
@@ -237,18 +249,7 @@ const lateEndings = [
 ];
 for (const { ending, error, msg } of lateEndings) {
   test(`a task that ${ending} after another worker took it over is logged as a lost lease, and is left to that worker`, async () => {
-    const id = await queueTask();
-    const held = heldProcessor();
-    const { worker, log } = workerWith(heartbeatWatch({ holdCompletion: false }), held.process);
-    const run = worker.runOnce();
-    try {
-      await held.begun;
-      await store.db.updateTable('tasks').set({ lease_expires_at: Date.now() - 1 }).where('id', '=', id).execute();
-      assert.equal((await claimNextTask(store.db, { leaseMs: 60_000, maxAttempts: 3 }))?.task.id, id, 'another worker took the task');
-    } finally {
-      held.finish(error);
-      await run;
-    }
+    const { id, log } = await taskThatEnds(takenOver, error);
     assert.deepEqual(
       log.entries.filter((e) => e.msg === msg).map((e) => [e.level, e.taskId]),
       [[40, id]],
@@ -259,14 +260,14 @@ for (const { ending, error, msg } of lateEndings) {
   });
 
   test(`a task released at the end of the shutdown grace that then ${ending} is not logged as a lost lease`, async () => {
-    const { id, log } = await releasedTaskThatEnds(error);
+    const { id, log } = await taskThatEnds(released, error);
     assert.deepEqual(log.entries.filter((e) => e.msg.startsWith('lease lost') || e.msg === msg), [], 'no lost lease is logged');
     assert.equal((await findTask(store.db, id))?.status, 'queued', 'the released task waits for another worker');
   });
 }
 
 test('a task released at the end of the shutdown grace that then succeeds says its result was discarded after the release, not that the lease was lost', async () => {
-  const { id, log } = await releasedTaskThatEnds();
+  const { id, log } = await taskThatEnds(released);
   assert.deepEqual(
     log.entries.filter((e) => e.msg.startsWith('finished after')).map((e) => [e.level, e.msg, e.taskId]),
     [[40, 'finished after its release; the result of this attempt was discarded', id]],
