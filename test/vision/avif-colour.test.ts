@@ -1,6 +1,9 @@
 // AVIFs whose colours are described only by an nclx box (no ICC profile), with the real model for the cutout.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { primaryNclx } from '../../src/vision/avif-colour.ts';
 import { readHeader } from '../../src/vision/decode.ts';
@@ -105,6 +108,39 @@ describe('AVIF nclx colours', () => {
     const rewritten = Buffer.concat([file.subarray(0, meta), large, file.subarray(meta + 8)]);
     rewritten.writeUInt32BE(0, rewritten.indexOf('mdat') - 4);
     assert.equal(primaryNclx(rewritten)?.colourPrimaries, 12);
+  });
+
+  it('converts an AVIF with stray bytes after its last box, which libheif decodes', async () => {
+    const input = Buffer.concat([await avif(chart, { primaries: 12 }), Buffer.from('\n')]);
+    assert.equal((await readHeader(input, defaults.maxPixels)).widePrimaries, 12);
+    assert.ok(worstDifference(await decoded(input), exactSrgb(chart.samples, 12)) <= 3);
+  });
+
+  it('reads the nclx box of an AVIF followed by 25 MB of empty boxes without listing them (64 MB of heap)', async () => {
+    // In a process of its own, whose heap limit is what is tested: listing them took some 340 MB.
+    const code = `
+      const { primaryNclx } = await import(${JSON.stringify(path.resolve(import.meta.dirname, '../../src/vision/avif-colour.ts'))});
+      const file = Buffer.from(process.argv[1], 'base64');
+      const empty = Buffer.alloc(25e6);
+      for (let at = 0; at < empty.length; at += 8) empty.write('\\0\\0\\0\\x08free', at, 'latin1');
+      process.stdout.write(String(primaryNclx(Buffer.concat([file, empty]))?.colourPrimaries));
+    `;
+    const file = await avif(chart, { primaries: 12 });
+    const args = ['--max-old-space-size=64', '--import', 'tsx', '--input-type=module', '--eval', code, file.toString('base64')];
+    const { stdout } = await promisify(execFile)(process.execPath, args);
+    assert.equal(stdout, '12');
+  });
+
+  it('looks for the meta box among the first 100 boxes only, as libheif does within a box', async () => {
+    const file = await avif(chart, { primaries: 12 });
+    const ftyp = file.readUInt32BE(0);
+    const withEmptyBoxes = (count: number) => {
+      const empty = Buffer.alloc(8 * count);
+      for (let at = 0; at < empty.length; at += 8) empty.write('\0\0\0\x08free', at, 'latin1');
+      return Buffer.concat([file.subarray(0, ftyp), empty, file.subarray(ftyp)]);
+    };
+    assert.equal(primaryNclx(withEmptyBoxes(98))?.colourPrimaries, 12, 'meta as the 100th box');
+    assert.equal(primaryNclx(withEmptyBoxes(99)), undefined, 'meta as the 101st box');
   });
 
   it('finds no nclx box, without throwing, in truncated or garbled box structures', async () => {
