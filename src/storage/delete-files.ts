@@ -22,8 +22,6 @@ export interface ExpiredFiles<T> {
   /** Records that these items' files are deleted. */
   record(ids: string[]): Promise<void>;
   onFailure(key: string, err: unknown): void;
-  /** Told once of the outage that ended the sweep. */
-  onOutage(err: StoreUnavailableError): void;
 }
 
 export interface SweepResult {
@@ -42,11 +40,7 @@ export async function deleteExpiredFiles<T>(sweep: ExpiredFiles<T>): Promise<Swe
     const { done, outage } = await deleteFilesOf(batch, sweep);
     await sweep.record(done.map((item) => sweep.idOf(item)));
     deleted += done.length;
-    if (outage) {
-      sweep.onOutage(outage);
-      return { deleted, outage };
-    }
-    if (batch.length < sweep.batch) return { deleted, outage };
+    if (outage || batch.length < sweep.batch) return { deleted, outage };
     after = sweep.idOf(batch.at(-1)!);
   }
 }

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import { hoursToMs } from '../domain/durations.ts';
-import { deleteExpiredFiles, type SweepResult } from '../storage/delete-files.ts';
+import { deleteExpiredFiles, type ExpiredFiles, type SweepResult } from '../storage/delete-files.ts';
 import { retentionBatch } from '../store/maintenance-repository.ts';
 import { claimPendingUploads, forgetPendingUploads } from '../store/pending-uploads-repository.ts';
 import type { UploadStore } from '../storage/upload-store.ts';
@@ -53,7 +53,7 @@ export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now
 
 /** The file first, then the record: an upload is never forgotten while its file may remain. */
 function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number): Promise<SweepResult> {
-  return deleteExpiredFiles({
+  return withOutageLogged(deps, 'expired uploads', {
     find: (after) => findExpiredUploads(deps.db, finishedBefore, after),
     batch: retentionBatch,
     idOf: (upload) => upload.taskId,
@@ -61,13 +61,12 @@ function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number):
     remove: (key) => deps.uploads.delete(key),
     record: (taskIds) => forgetUploads(deps.db, taskIds),
     onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an upload failed; the next run tries again'),
-    onOutage: (err) => deps.logger?.warn({ err }, `${err.what} failed; the sweep of expired uploads stops here, and the next run tries the rest again`),
   });
 }
 
 /** Likewise for uploads still pending past the grace period: their record is what finds them. */
 function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number): Promise<SweepResult> {
-  return deleteExpiredFiles({
+  return withOutageLogged(deps, 'orphaned uploads', {
     // Claimed (and committed) before any file goes, so a request still holding the upload cannot
     // adopt it after its file is deleted: its create is refused instead.
     find: (after) => claimPendingUploads(deps.db, recordedBefore, after),
@@ -77,7 +76,6 @@ function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number)
     remove: (key) => deps.uploads.delete(key),
     record: (keys) => forgetPendingUploads(deps.db, keys),
     onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an orphaned upload failed; the next run tries again'),
-    onOutage: (err) => deps.logger?.warn({ err }, `${err.what} failed; the sweep of orphaned uploads stops here, and the next run tries the rest again`),
   });
 }
 
@@ -99,4 +97,11 @@ export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: Fastify
   const timer = setInterval(tick, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** Runs a sweep, and logs the outage that ended it, if one did. */
+async function withOutageLogged<T>(deps: WebMaintenanceDeps, what: string, sweep: ExpiredFiles<T>): Promise<SweepResult> {
+  const result = await deleteExpiredFiles(sweep);
+  if (result.outage) deps.logger?.warn({ err: result.outage }, `${result.outage.what} failed; the sweep of ${what} stops here, and the next run tries the rest again`);
+  return result;
 }

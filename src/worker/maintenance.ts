@@ -28,7 +28,7 @@ export class Maintenance {
 
   /** Files first, then the row: a row is never marked deleted while a file of it may remain. */
   private async deleteExpiredResults(finishedBefore: number, now: number): Promise<number> {
-    const { deleted } = await deleteExpiredFiles({
+    const { deleted, outage } = await deleteExpiredFiles({
       find: (after) => findExpiredResults(this.db, finishedBefore, after),
       batch: retentionBatch,
       idOf: (result) => result.taskId,
@@ -36,8 +36,8 @@ export class Maintenance {
       remove: (key) => this.results.delete(key),
       record: (taskIds) => markResultsDeleted(this.db, taskIds, now),
       onFailure: (key, err) => this.logger.warn({ err, key }, 'deleting a result file failed; the next sweep tries again'),
-      onOutage: (err) => this.logger.warn({ err }, `${err.what} failed; the sweep of expired results stops here, and the next sweep tries the rest again`),
     });
+    if (outage) this.logger.warn({ err: outage }, `${outage.what} failed; the sweep of expired results stops here, and the next sweep tries the rest again`);
     return deleted;
   }
 
