@@ -15,7 +15,7 @@ import { resultKey } from '../../src/storage/result-store.ts';
 import { S3ResultStore } from '../../src/storage/s3-result-store.ts';
 import { S3UploadStore } from '../../src/storage/s3-upload-store.ts';
 import { newUploadKey } from '../../src/storage/upload-store.ts';
-import { runWebMaintenance } from '../../src/web/web-maintenance.ts';
+import { runWebMaintenance, type WebMaintenanceDone } from '../../src/web/web-maintenance.ts';
 import { Maintenance } from '../../src/worker/maintenance.ts';
 import { openTestStore } from '../support/engines.ts';
 import { LogCollector } from '../support/log-collector.ts';
@@ -123,8 +123,11 @@ test('a retention sweep facing a bucket that never answers ends within the store
   }
 });
 
-test("the web app's sweep of expired uploads, facing a bucket that never answers, ends within the store timeout, logs it once, and the next run deletes every upload", { timeout: 60_000 }, async () => {
-  const { ids, uploadKeys } = await expiredUploads(files);
+/**
+ * The web app's maintenance run while the bucket never answers (within the store timeout, logging
+ * the outage once; `whileDown` checks what it left), then again once the bucket answers: that run's result.
+ */
+async function webRunsAcrossOutage(whileDown: (done: WebMaintenanceDone, log: LogCollector) => Promise<void>): Promise<WebMaintenanceDone> {
   const log = new LogCollector();
   gate.silence();
   const results = behindGate();
@@ -135,18 +138,25 @@ test("the web app's sweep of expired uploads, facing a bucket that never answers
     const done = await runWebMaintenance({ db: store.db, uploads, config, logger: pino({ level: 'warn' }, log.stream) });
     const elapsed = Date.now() - started;
     assert.ok(elapsed < 2.5 * timeoutMs, `the run took ${elapsed} ms`);
-    assert.equal(done.uploads, 0);
     assert.equal(log.entries.length, 1, JSON.stringify(log.entries.map((e) => e.msg)));
-    assert.match(log.entries[0]!.msg, /^The bucket failed; .*next run/);
-    for (const [i, id] of ids.entries()) assert.equal((await findTaskSource(store.db, id))?.uploadKey, uploadKeys[i]);
-
+    await whileDown(done, log);
     gate.open();
-    assert.equal((await runWebMaintenance({ db: store.db, uploads, config })).uploads, files);
-    for (const key of uploadKeys) assert.equal(await stored(`uploads/${key}`), false);
+    return await runWebMaintenance({ db: store.db, uploads, config });
   } finally {
     gate.open();
     results.close();
   }
+}
+
+test("the web app's sweep of expired uploads, facing a bucket that never answers, ends within the store timeout, logs it once, and the next run deletes every upload", { timeout: 60_000 }, async () => {
+  const { ids, uploadKeys } = await expiredUploads(files);
+  const again = await webRunsAcrossOutage(async (done, log) => {
+    assert.equal(done.uploads, 0);
+    assert.match(log.entries[0]!.msg, /^The bucket failed; .*next run/);
+    for (const [i, id] of ids.entries()) assert.equal((await findTaskSource(store.db, id))?.uploadKey, uploadKeys[i]);
+  });
+  assert.equal(again.uploads, files);
+  for (const key of uploadKeys) assert.equal(await stored(`uploads/${key}`), false);
 });
 
 test("the web app's run, facing a bucket that never answers with both expired and orphaned uploads to delete, ends at the first outage instead of meeting it again in its next sweep", { timeout: 60_000 }, async () => {
@@ -159,25 +169,7 @@ test("the web app's run, facing a bucket that never answers with both expired an
     await uploadsDirect.put(uploadKey, Buffer.from('orphaned image'));
     orphanedKeys.push(uploadKey);
   }
-  const log = new LogCollector();
-  gate.silence();
-  const results = behindGate();
-  const uploads = new S3UploadStore(results.client, configFor(`http://127.0.0.1:${gate.port}`, s3.bucket));
-  const config = { resultRetentionHours: 24 };
-  try {
-    const started = Date.now();
-    const done = await runWebMaintenance({ db: store.db, uploads, config, logger: pino({ level: 'warn' }, log.stream) });
-    const elapsed = Date.now() - started;
-    assert.ok(elapsed < 2.5 * timeoutMs, `the run took ${elapsed} ms`);
-    assert.equal(done.uploads + done.orphanedUploads, 0);
-    assert.equal(log.entries.length, 1, JSON.stringify(log.entries.map((e) => e.msg)));
-
-    gate.open();
-    const again = await runWebMaintenance({ db: store.db, uploads, config });
-    assert.deepEqual([again.uploads, again.orphanedUploads], [files, files]);
-    for (const key of [...expiredKeys, ...orphanedKeys]) assert.equal(await stored(`uploads/${key}`), false);
-  } finally {
-    gate.open();
-    results.close();
-  }
+  const again = await webRunsAcrossOutage(async (done) => assert.equal(done.uploads + done.orphanedUploads, 0));
+  assert.deepEqual([again.uploads, again.orphanedUploads], [files, files]);
+  for (const key of [...expiredKeys, ...orphanedKeys]) assert.equal(await stored(`uploads/${key}`), false);
 });
