@@ -6,14 +6,27 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { TaskError } from '../domain/errors.ts';
+import { firstMemberDeflate } from './first-gzip-member.ts';
 import { tooLarge } from './http-get.ts';
 
 type Decoder = (data: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>;
 
-const gunzip: Decoder = promisify(zlib.gunzip);
 const inflate: Decoder = promisify(zlib.inflate);
 const inflateRaw: Decoder = promisify(zlib.inflateRaw);
 const brotliDecompress: Decoder = promisify(zlib.brotliDecompress);
+const gunzipMembers: Decoder = promisify(zlib.gunzip);
+
+// Every member, as gunzip reads them; when the bytes after the first member are no member (Node
+// fails the body on them), the first member alone, as browsers read it. The deflate data ends
+// itself, so inflating it stops there and leaves the rest unread.
+const gunzip: Decoder = (data, options) =>
+  gunzipMembers(data, options).catch((err: unknown) => {
+    const deflate = firstMemberDeflate(data);
+    if (deflate === undefined || isTooLarge(err)) throw err;
+    return inflateRaw(deflate, options).catch(() => {
+      throw err;
+    });
+  });
 
 // A Map, not an object: the name comes from the remote server, and an object would answer
 // `constructor` or `toString` with a function every object has.
@@ -37,9 +50,13 @@ export async function decodeBody(contentEncoding: string | undefined, body: Buff
   try {
     return await decode(body, { maxOutputLength: maxBytes });
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes);
+    if (isTooLarge(err)) throw tooLarge(maxBytes);
     throw new TaskError('image_download_failed', `The image server sent a compressed body (${encoding}) that could not be decompressed.`);
   }
+}
+
+function isTooLarge(err: unknown): boolean {
+  return (err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE';
 }
 
 function hasZlibHeader(data: Buffer): boolean {

@@ -45,6 +45,11 @@ before(async () => {
     '/gzip-bomb': encoded('gzip', zlib.gzipSync(zeros, { level: 9 })),
     '/br-bomb': encoded('br', zlib.brotliCompressSync(zeros, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } })),
     '/corrupt-gzip': encoded('gzip', Buffer.concat([zlib.gzipSync(image).subarray(0, 12), Buffer.from('garbage')])),
+    // Bytes after the end of the gzip data, as some servers send (a stray newline, a half-written
+    // second member): browsers show the image and ignore them.
+    '/gzip-then-junk': encoded('gzip', Buffer.concat([zlib.gzipSync(image), Buffer.from('\n \n\n')])),
+    '/gzip-then-half-member': encoded('gzip', Buffer.concat([zlib.gzipSync(image), zlib.gzipSync(image).subarray(0, 4)])),
+    '/gzip-two-members': encoded('gzip', Buffer.concat([zlib.gzipSync(image.subarray(0, 5)), zlib.gzipSync(image.subarray(5))])),
     '/aws-chunked': encoded('aws-chunked', image),
     '/none': encoded('none', image),
     '/constructor': encoded('constructor', image),
@@ -66,6 +71,20 @@ describe('an image the server compressed anyway', () => {
   it('still asks for the bytes uncompressed', async () => {
     await fetchImage(`${server.origin}/gzip`, options());
     assert.equal(server.requests.at(-1)?.headers['accept-encoding'], 'identity');
+  });
+});
+
+describe('gzip data followed by more bytes', () => {
+  for (const route of ['/gzip-then-junk', '/gzip-then-half-member']) {
+    it(`${route.slice(1)}: the image is the gzip data, and the bytes after its end are ignored, as browsers ignore them`, async () => {
+      const got = await fetchImage(`${server.origin}${route}`, options());
+      assert.deepEqual(got.data, image);
+    });
+  }
+
+  it('a second whole gzip member is decoded too, as gunzip decodes it', async () => {
+    const got = await fetchImage(`${server.origin}/gzip-two-members`, options());
+    assert.deepEqual(got.data, image);
   });
 });
 
