@@ -29,6 +29,7 @@ export async function removeCommand(config: Config, argv: string[]): Promise<voi
   const outDir = path.resolve(values['out-dir']);
   const targets = positionals.map((file) => path.join(outDir, `${path.parse(file).name}.${values.format}`));
   refuseSharedTargets(positionals, targets);
+  refuseOverwrittenInputs(positionals, targets);
   await fsp.mkdir(outDir, { recursive: true });
   const segmenter = await loadSegmenter(segmenterOptions(config));
   let failures = 0;
@@ -66,4 +67,17 @@ function refuseSharedTargets(files: string[], targets: string[]): void {
   if (clashes.length === 0) return;
   const lines = clashes.map(({ target, inputs }) => `  ${[...inputs].join(' and ')} would each be written to ${target}`);
   throw new CliError(`cutout remove: these files share a name, so one cutout would overwrite another:\n${lines.join('\n')}\nRun them in separate calls with different --out-dir folders.`, 2);
+}
+
+/**
+ * A cutout written over its own input (its own folder as --out-dir, in its own format: photo.png →
+ * ./photo.png) would replace the photo, read just before, so the command would succeed and the
+ * original be gone: refused before any work. Compared without case, as above.
+ */
+function refuseOverwrittenInputs(files: string[], targets: string[]): void {
+  // Another input cannot be the target: it would share the target's name, and so be refused above.
+  const overwritten = [...new Set(files.map((file) => path.resolve(file)).filter((file, index) => file.toLowerCase() === targets[index]!.toLowerCase()))];
+  if (overwritten.length === 0) return;
+  const lines = overwritten.map((file) => `  ${file} would be written over by its own cutout`);
+  throw new CliError(`cutout remove: these files would be replaced by the cutouts:\n${lines.join('\n')}\nChoose another --out-dir.`, 2);
 }

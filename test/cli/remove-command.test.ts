@@ -47,6 +47,19 @@ describe('cutout remove on local files', () => {
     assert.equal(fs.existsSync(outDir), false);
   });
 
+  test('a file whose cutout would be written over it (its own folder as --out-dir, its own format) is refused before any work, and the photo is kept', async () => {
+    const own = path.join(dir, 'own');
+    fs.mkdirSync(own);
+    const photo = path.join(own, 'keep.png');
+    const original = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c33' } }).png().toBuffer();
+    fs.writeFileSync(photo, original);
+    const run = await runCli(['remove', photo, '--out-dir', own], { CUTOUT_DATA_DIR: dir });
+
+    assert.equal(run.code, 2, run.stderr);
+    assert.ok(run.stderr.includes(`${photo} would be written over by its own cutout`), run.stderr);
+    assert.ok(fs.readFileSync(photo).equals(original), 'the photo is unchanged');
+  });
+
   test('without --out-dir it refuses with a message and exit code 2', async () => {
     const run = await runCli(['remove', 'photo.jpg'], { CUTOUT_DATA_DIR: dir });
     assert.equal(run.code, 2);
