@@ -53,4 +53,52 @@ describeEachEngine('multipart bodies', (engine) => {
     assert.equal(response.status, 403);
     assert.equal((await server.db.selectFrom('tasks').select('id').execute()).length, 0);
   });
+
+  /** A signed-in visitor on the remove page, and the form as a browser sends it with no file chosen. */
+  async function removeForm(fields: Record<string, string>): Promise<{ client: WebClient; form: FormData }> {
+    const client = new WebClient(server.url);
+    await client.signUp(uniqueEmail(), goodPassword);
+    await client.get('/app/remove');
+    const form = new FormData();
+    form.append('_csrf', client.csrf);
+    for (const [k, v] of Object.entries(fields)) form.append(k, v);
+    form.append('file', new Blob([], { type: 'application/octet-stream' }), '');
+    return { client, form };
+  }
+
+  test('a pasted URL of 1500 non-ASCII letters (4.5 KB in the form) makes a task for that URL, not a shorter one', async () => {
+    const imageUrl = `https://example.com/${'写'.repeat(1500)}.jpg`;
+    const { client, form } = await removeForm({ image_url: imageUrl });
+    const response = await fetch(`${server.url}/app/removals`, { method: 'POST', headers: { cookie: client.cookieHeader() }, body: form, redirect: 'manual' });
+    assert.equal(response.status, 303);
+    const taskId = (response.headers.get('location') ?? '').split('/').pop() ?? '';
+    const task = await server.db.selectFrom('tasks').select('image_url').where('id', '=', taskId).executeTakeFirstOrThrow();
+    assert.equal([...task.image_url].length, [...imageUrl].length, 'the whole URL is kept');
+    assert.equal(task.image_url, imageUrl);
+  });
+
+  test('a form field longer than any the form takes is refused with 413, not cut short, and makes no task', async () => {
+    const { client, form } = await removeForm({ image_url: `https://example.com/${' '.repeat(20_000)}` });
+    const before = (await server.db.selectFrom('tasks').select('id').execute()).length;
+    const response = await fetch(`${server.url}/app/removals`, { method: 'POST', headers: { cookie: client.cookieHeader() }, body: form, redirect: 'manual' });
+    assert.equal(response.status, 413);
+    assert.match(await response.text(), /A form field is longer than 16 KB/);
+    assert.equal((await server.db.selectFrom('tasks').select('id').execute()).length, before);
+  });
+
+  test('a multipart body that does not parse (no boundary, or no closing boundary) is refused with 400 as the request\'s fault', async () => {
+    const { client, form } = await removeForm({ image_url: 'https://example.com/a.jpg' });
+    const whole = new Response(form);
+    const type = whole.headers.get('content-type') ?? '';
+    const bytes = Buffer.from(await whole.arrayBuffer());
+    const sent = [
+      { label: 'no boundary', type: 'multipart/form-data', body: bytes },
+      { label: 'no closing boundary', type, body: bytes.subarray(0, bytes.length - 40) },
+    ];
+    for (const { label, type: contentType, body } of sent) {
+      const response = await fetch(`${server.url}/app/removals`, { method: 'POST', headers: { cookie: client.cookieHeader(), 'content-type': contentType }, body, redirect: 'manual' });
+      assert.equal(response.status, 400, label);
+      assert.match(await response.text(), /The form could not be read/, label);
+    }
+  });
 });

@@ -19,6 +19,7 @@ import { taskPage } from '../pages/task-page.ts';
 import { requireSignIn, signedInAccount, taskStatusRoute } from '../session.ts';
 import { webTaskStatus } from '../task-status.ts';
 import { adoptUpload, discardUpload, storeUpload, UploadDiscardedError } from '../uploads.ts';
+import { formFieldMaxBytes, readUploadForm } from '../upload-form.ts';
 
 const optionalText = z.preprocess((v) => {
   const value = first(v);
@@ -54,9 +55,9 @@ export function removalRoutes(ctx: WebContext) {
     // checked once a signed-in visitor's body has been parsed.
     await app.register(async (upload) => {
       await upload.register(fastifyMultipart, {
-        attachFieldsToBody: 'keyValues',
-        limits: { fileSize: ctx.config.fetch.maxBytes, files: 1, fields: 10, fieldSize: 4096 },
+        limits: { fileSize: ctx.config.fetch.maxBytes, files: 1, fields: 10, fieldSize: formFieldMaxBytes },
       });
+      upload.addHook('preValidation', readUploadForm);
       upload.post('/app/removals', { onRequest: requireSignIn, preHandler: upload.csrfProtection }, createFromForm);
     });
 
