@@ -1,15 +1,38 @@
 // Browser sessions. The cookie holds a random token; the table holds only its SHA-256.
 import { createHash, randomBytes } from 'node:crypto';
 import { toAccount, type Account } from './accounts-repository.ts';
-import type { Db } from './database.ts';
+import { engineOf, inTransaction, type Db } from './database.ts';
 
 const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
-export async function createSession(db: Db, accountId: string, ttlMs: number, now = Date.now()): Promise<{ token: string; expiresAt: number }> {
+/**
+ * A session for the account whose password was just checked against `passwordHash`, or undefined
+ * when that is no longer its password. A reset (replacePassword) ends every session in the
+ * transaction that changes the password, so a sign-in that read the old hash before the reset
+ * committed must not add one after its delete: the hash is read again here, under a lock that
+ * waits for a reset in progress (FOR SHARE on PostgreSQL; SQLite's write lock, which the
+ * transaction holds from its start), and a reset that comes later waits for this session, then
+ * deletes it.
+ */
+export async function createSession(
+  db: Db,
+  credentials: { accountId: string; passwordHash: string },
+  ttlMs: number,
+  now = Date.now(),
+): Promise<{ token: string; expiresAt: number } | undefined> {
   const token = randomBytes(32).toString('base64url');
   const expiresAt = now + ttlMs;
-  await db.insertInto('web_sessions').values({ id: hashToken(token), account_id: accountId, created_at: now, expires_at: expiresAt }).execute();
-  return { token, expiresAt };
+  return inTransaction(db, async (tx) => {
+    const current = await tx
+      .selectFrom('web_credentials')
+      .select('password_hash')
+      .where('account_id', '=', credentials.accountId)
+      .$if(engineOf(db) === 'postgres', (q) => q.forShare())
+      .executeTakeFirst();
+    if (current?.password_hash !== credentials.passwordHash) return undefined;
+    await tx.insertInto('web_sessions').values({ id: hashToken(token), account_id: credentials.accountId, created_at: now, expires_at: expiresAt }).execute();
+    return { token, expiresAt };
+  });
 }
 
 /** The signed-in account, or undefined for an unknown or expired session. */

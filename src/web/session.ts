@@ -43,14 +43,25 @@ export function cookieName(config: Config, request: FastifyRequest, name: string
 
 export const hostOnly = (name: string): string => `__Host-${name}`;
 
-export async function startSession(db: Db, config: Config, reply: FastifyReply, accountId: string): Promise<void> {
-  const session = await createSession(db, accountId, config.web.sessionTtlMs);
+/**
+ * Starts a session for the account whose password was checked against `passwordHash`; false, and
+ * no session, when that password was replaced meanwhile (see createSession).
+ */
+export async function startSession(
+  db: Db,
+  config: Config,
+  reply: FastifyReply,
+  credentials: { accountId: string; passwordHash: string },
+): Promise<boolean> {
+  const session = await createSession(db, credentials, config.web.sessionTtlMs);
+  if (!session) return false;
   reply.setCookie(cookieName(config, reply.request, sessionCookie), session.token, {
     ...cookieSecurity(config),
     expires: new Date(session.expiresAt),
     maxAge: Math.floor(config.web.sessionTtlMs / 1000),
   });
   forgetFormSecret(config, reply);
+  return true;
 }
 
 export async function endSession(db: Db, config: Config, request: FastifyRequest, reply: FastifyReply): Promise<void> {

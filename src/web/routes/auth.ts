@@ -60,15 +60,13 @@ export function authRoutes(ctx: WebContext) {
         return fail(`Too many sign-ups from your network this hour. Try again in ${plural(minutes, 'minute')}.`, 429);
       }
       try {
-        const account = await createWebAccount(ctx.db, {
-          email: parsed.data.email,
-          passwordHash: await hashPassword(password),
-          credits: ctx.config.web.freeCredits,
-        });
+        const passwordHash = await hashPassword(password);
+        const account = await createWebAccount(ctx.db, { email: parsed.data.email, passwordHash, credits: ctx.config.web.freeCredits });
         request.log.info({ accountId: account.id }, 'web account created');
         // As at sign-in: a session of another account in this browser ends with the new one's start.
         await endSession(ctx.db, ctx.config, request, reply);
-        await startSession(ctx.db, ctx.config, reply, account.id);
+        // An operator who set another password in the meantime decides: the new owner signs in with it.
+        if (!(await startSession(ctx.db, ctx.config, reply, { accountId: account.id, passwordHash }))) return reply.redirect('/sign-in', 303);
         return reply.redirect('/app/remove', 303);
       } catch (err) {
         if (err instanceof EmailTakenError) return fail('An account with this email already exists. Sign in instead.', 409);
@@ -100,11 +98,13 @@ export function authRoutes(ctx: WebContext) {
       }
       const credentials = await findCredentialsByEmail(ctx.db, parsed.data.email);
       const ok = await verifyPassword(credentials?.passwordHash, parsed.data.password);
-      if (ok) await guess.succeeded();
       if (!ok || !credentials) return fail('The email or password is not right.', 401);
       // A session token known before sign-in is never promoted: the old one ends, a new one starts.
       await endSession(ctx.db, ctx.config, request, reply);
-      await startSession(ctx.db, ctx.config, reply, credentials.accountId);
+      // Only with the password checked, still the account's: one replaced by a reset that ran
+      // during the check would otherwise give a session the reset never ended.
+      if (!(await startSession(ctx.db, ctx.config, reply, credentials))) return fail('The email or password is not right.', 401);
+      await guess.succeeded();
       return reply.redirect(safeNext(parsed.data.next), 303);
     });
 
