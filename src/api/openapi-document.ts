@@ -27,6 +27,13 @@ const retryAfterHeader: Record<string, HeaderSchema> = {
   'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again (until the rate-limit window ends, or 5 for `concurrency_limit` and `service_unavailable`).' },
 };
 
+const challengeHeader: Record<string, HeaderSchema> = {
+  'WWW-Authenticate': {
+    type: 'string',
+    description: 'The scheme to authenticate with: `Bearer realm="api"`, with `error="invalid_token"` added when a bearer key was sent and refused (RFC 6750).',
+  },
+};
+
 const replayedHeader: Record<string, HeaderSchema> = {
   'Idempotent-Replayed': { type: 'string', description: '`true` when this answer replays the task an earlier request with the same `Idempotency-Key` created; absent otherwise.' },
 };
@@ -49,6 +56,7 @@ export const transformRoute: SwaggerTransform = (route) => {
       ...requestIdHeader,
       ...(takesApiKey && status !== '401' && status !== '503' ? rateLimitHeaders : {}),
       ...(status === '429' || status === '503' ? retryAfterHeader : {}),
+      ...(takesApiKey && status === '401' ? challengeHeader : {}),
       ...(takesIdempotencyKey && status === '202' ? replayedHeader : {}),
     };
   }

@@ -20,19 +20,25 @@ describeEachEngine('authentication', (engine) => {
   });
   after(() => server.close());
 
-  for (const [label, header] of [
-    ['a missing key', undefined],
-    ['a malformed Authorization header', 'Token abc'],
-    ['an unknown key', `Bearer cut_${'x'.repeat(37)}`],
-    ['a key of the wrong shape', 'Bearer sk_live_123'],
+  // RFC 9110 §15.5.2: every 401 names the scheme that would be accepted; RFC 6750 §3.1: a bearer
+  // key that was sent and refused is an invalid_token, a request without one gets the bare challenge.
+  const challenge = 'Bearer realm="api"';
+  const refused = `${challenge}, error="invalid_token"`;
+  for (const [label, header, expected] of [
+    ['a missing key', undefined, challenge],
+    ['a malformed Authorization header', 'Token abc', challenge],
+    ['an unknown key', `Bearer cut_${'x'.repeat(37)}`, refused],
+    ['a key of the wrong shape', 'Bearer sk_live_123', refused],
   ] as const) {
-    test(`${label} gets 401 invalid_api_key on both endpoints`, async () => {
+    test(`${label} gets 401 invalid_api_key with a Bearer challenge on both endpoints`, async () => {
       const headers: Record<string, string> = header ? { authorization: header } : {};
       const create = await server.request('/api/v1/bg/removals', { ...createBody(body), headers: { ...headers, 'content-type': 'application/json' } });
       assert.equal(create.status, 401);
+      assert.equal(create.headers.get('www-authenticate'), expected);
       assert.equal((await errorOf(create)).code, 'invalid_api_key');
       const get = await server.request('/api/v1/bg/removals/bgr_whatever', { headers });
       assert.equal(get.status, 401);
+      assert.equal(get.headers.get('www-authenticate'), expected);
       assert.equal((await errorOf(get)).code, 'invalid_api_key');
     });
   }
@@ -43,6 +49,7 @@ describeEachEngine('authentication', (engine) => {
     assert.ok(await deleteApiKey(server.db, keyId));
     const res = await server.request('/api/v1/bg/removals', { ...createBody(body), key });
     assert.equal(res.status, 401);
+    assert.equal(res.headers.get('www-authenticate'), refused);
     assert.equal((await errorOf(res)).code, 'invalid_api_key');
   });
 

@@ -92,6 +92,7 @@ describeEachEngine('OpenAPI description', (engine) => {
     for (const [status, response] of [...Object.entries(create), ...Object.entries(get)]) {
       for (const h of rateHeaders) assert.equal(Boolean(response.headers?.[h]), status !== '401' && status !== '503', `${status} and ${h}`);
       assert.equal(Boolean(response.headers?.['Retry-After']), status === '429' || status === '503', `${status} and Retry-After`);
+      assert.equal(Boolean(response.headers?.['WWW-Authenticate']), status === '401', `${status} and WWW-Authenticate`);
     }
     assert.ok(create['202']?.headers?.['Idempotent-Replayed']);
     assert.equal(get['200']?.headers?.['Idempotent-Replayed'], undefined);
@@ -104,7 +105,7 @@ describeEachEngine('OpenAPI description', (engine) => {
     const documented = (path: string, method: string, status: number) =>
       Object.keys(doc.paths[path]![method]!.responses[String(status)]!.headers ?? {}).map((h) => h.toLowerCase()).sort();
     const sent = (res: Response) => {
-      const names = ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'idempotent-replayed'];
+      const names = ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'idempotent-replayed', 'www-authenticate'];
       return names.filter((h) => res.headers.has(h)).sort();
     };
     const create = (headers: Record<string, string> = {}) =>

@@ -14,23 +14,31 @@ declare module 'fastify' {
   }
 }
 
+// RFC 9110 §15.5.2: a 401 must name the scheme that would be accepted. RFC 6750 §3.1: a bearer key
+// that was sent and refused (malformed, unknown, deleted) is an invalid_token; a request with no
+// bearer key at all gets the bare challenge.
+const challenge = 'Bearer realm="api"';
+
+function unauthorized(message: string, bearerKeySent: boolean): ApiError {
+  return new ApiError('invalid_api_key', message, { 'WWW-Authenticate': bearerKeySent ? `${challenge}, error="invalid_token"` : challenge });
+}
+
 export function requireAccount(request: FastifyRequest): Account {
-  if (!request.account) throw new ApiError('invalid_api_key', 'Missing API key.');
+  if (!request.account) throw unauthorized('Missing API key.', false);
   return request.account;
 }
 
 export function authenticate(db: Db, limiter: RateLimit) {
   return async function authenticateHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
-    if (!header) {
-      throw new ApiError('invalid_api_key', 'Missing API key: send the header "Authorization: Bearer <API_KEY>".');
-    }
-    const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
+    if (!header) throw unauthorized('Missing API key: send the header "Authorization: Bearer <API_KEY>".', false);
+    const credentials = header.trim();
+    const match = /^Bearer ([^\s]+)$/i.exec(credentials);
     if (!match?.[1]) {
-      throw new ApiError('invalid_api_key', 'Malformed Authorization header: expected "Bearer <API_KEY>".');
+      throw unauthorized('Malformed Authorization header: expected "Bearer <API_KEY>".', /^Bearer(\s|$)/i.test(credentials));
     }
     const found = await authenticateApiKey(db, match[1]);
-    if (!found) throw new ApiError('invalid_api_key', 'Invalid API key: it is unknown or was deleted.');
+    if (!found) throw unauthorized('Invalid API key: it is unknown or was deleted.', true);
 
     const decision = await limiter.hit(found.keyId);
     const resetSeconds = retryAfterSeconds(decision.resetAt, Date.now());
