@@ -4,6 +4,7 @@
 import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { apiCodings } from './plugins/content-coding.ts';
 
 interface HeaderSchema {
   type: 'string' | 'integer';
@@ -34,6 +35,10 @@ const challengeHeader: Record<string, HeaderSchema> = {
   },
 };
 
+const acceptEncodingHeader: Record<string, HeaderSchema> = {
+  'Accept-Encoding': { type: 'string', description: `The codings a request body may be sent in: \`${apiCodings.join(', ')}\` (RFC 9110 §15.5.16).` },
+};
+
 const replayedHeader: Record<string, HeaderSchema> = {
   'Idempotent-Replayed': { type: 'string', description: '`true` when this answer replays the task an earlier request with the same `Idempotency-Key` created; absent otherwise.' },
 };
@@ -57,6 +62,7 @@ export const transformRoute: SwaggerTransform = (route) => {
       ...(takesApiKey && status !== '401' && status !== '503' ? rateLimitHeaders : {}),
       ...(status === '429' || status === '503' ? retryAfterHeader : {}),
       ...(takesApiKey && status === '401' ? challengeHeader : {}),
+      ...(status === '415' ? acceptEncodingHeader : {}),
       ...(takesIdempotencyKey && status === '202' ? replayedHeader : {}),
     };
   }

@@ -75,6 +75,13 @@ export const idempotencyHeaderSchema = z.object({
     .describe('Optional, at most 128 characters (a UTF-8 key counts its characters, not its bytes), scoped to the account, kept for at least 24 hours.'),
 });
 
+/** The 415 a route that reads a body answers to a Content-Encoding it does not decode (content-coding.ts). */
+export const undecodableBodyResponse = {
+  415: errorBodySchema.describe(
+    '`invalid_request`: the body is sent in a `Content-Encoding` this API does not decode, or in more than one; `Accept-Encoding` names those it does.',
+  ),
+};
+
 /** Error responses of a route, each documented with the codes it can carry. */
 export function errorResponses(codes: (keyof typeof apiErrors)[]): Record<number, typeof errorBodySchema> {
   const byStatus = new Map<number, (keyof typeof apiErrors)[]>();

@@ -5,7 +5,7 @@ import { isWellFormedId } from '../../domain/ids.ts';
 import { canonicalInput, createRemovalBodySchema } from '../../domain/removal-request.ts';
 import { createTask, findTaskForAccount } from '../../store/tasks-repository.ts';
 import { requireAccount } from '../plugins/authenticate.ts';
-import { bgRemovalSchema, errorResponses, idempotencyHeaderSchema } from '../schemas.ts';
+import { bgRemovalSchema, errorResponses, idempotencyHeaderSchema, undecodableBodyResponse } from '../schemas.ts';
 import { toBgRemoval } from '../task-view.ts';
 import type { ApiContext } from '../context.ts';
 
@@ -43,6 +43,7 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
               'The task was queued (`status: "queued"`) and its credits reserved; or, with `Idempotent-Replayed: true`, the task an earlier request with the same `Idempotency-Key` created, in its current state, with no new charge.',
             ),
             ...errorResponses(['invalid_request', 'invalid_api_key', 'insufficient_credits', 'api_access_required', 'idempotency_conflict', 'rate_limit_exceeded', 'concurrency_limit', 'service_unavailable']),
+            ...undecodableBodyResponse,
           },
         },
       },
