@@ -28,6 +28,6 @@ export function apiDescription(config: Config): string {
     '- **`output.expires_at`** is added next to `output.url`, so clients know when to fetch a fresh URL.',
     '- **Tasks made in the web app** are ordinary tasks of the account, readable here. For an uploaded file, `input.image_url` is `<server>/app/uploads/upl_…`, which shows the upload to its signed-in owner only; a free-plan web task is a preview of at most 0.25 megapixels, so its `output` size is smaller than the source.',
     '- **Events / webhooks**: none in this version; poll the task.',
-    '- **Compatibility**: fields may be added to responses within v1; clients must ignore unknown fields. Removing or renaming a field needs a new version path.',
+    '- **Compatibility**: fields may be added to responses within v1; clients must ignore unknown fields (the response schemas allow additional properties; the request body does not). Removing or renaming a field needs a new version path.',
   ].join('\n');
 }

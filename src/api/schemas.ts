@@ -4,15 +4,23 @@ import { apiErrors, taskErrors } from '../domain/errors.ts';
 import { outputFormats, precisions, subjects } from '../domain/removal-request.ts';
 import { headerText } from '../header-utf8.ts';
 
+// Only published: a z.object is published with `additionalProperties: false`, so a client
+// generated from the description would refuse the fields that the Compatibility decision says v1
+// may add to responses. The schemas themselves stay closed, so that a test checking a body
+// against them (test/support/poll.ts) still finds a field nobody documented.
+const openToAdditions = { additionalProperties: true } as const;
+
 export const errorBodySchema = z
   .object({
-    error: z.object({
-      code: z.string().describe(`Stable error code: ${Object.keys(apiErrors).map((c) => `\`${c}\``).join(', ')}.`),
-      message: z.string().describe('Human-readable explanation naming the field and the reason where one applies.'),
-      request_id: z.string().describe('Unique per request; also sent as the `X-Request-Id` header and logged.'),
-    }),
+    error: z
+      .object({
+        code: z.string().describe(`Stable error code: ${Object.keys(apiErrors).map((c) => `\`${c}\``).join(', ')}.`),
+        message: z.string().describe('Human-readable explanation naming the field and the reason where one applies.'),
+        request_id: z.string().describe('Unique per request; also sent as the `X-Request-Id` header and logged.'),
+      })
+      .meta(openToAdditions),
   })
-  .meta({ id: 'Error' });
+  .meta({ id: 'Error', ...openToAdditions });
 
 export const taskErrorSchema = z
   .object({
@@ -23,7 +31,7 @@ export const taskErrorSchema = z
     ),
     message: z.string(),
   })
-  .meta({ id: 'BgRemovalError', description: 'Why a task failed. Present only when `status` is `failed`.' });
+  .meta({ id: 'BgRemovalError', description: 'Why a task failed. Present only when `status` is `failed`.', ...openToAdditions });
 
 export const bgRemovalSchema = z
   .object({
@@ -42,6 +50,7 @@ export const bgRemovalSchema = z
         precision: z.enum(precisions).describe('`hd` is echoed as `high`.'),
         output_format: z.enum(outputFormats),
       })
+      .meta(openToAdditions)
       .nullable(),
     output: z
       .object({
@@ -54,11 +63,12 @@ export const bgRemovalSchema = z
         height: z.number().int(),
         format: z.enum(outputFormats),
       })
+      .meta(openToAdditions)
       .nullable(),
-    usage: z.object({ credits: z.number().int() }).nullable(),
+    usage: z.object({ credits: z.number().int() }).meta(openToAdditions).nullable(),
     error: taskErrorSchema.nullable(),
   })
-  .meta({ id: 'BgRemoval' });
+  .meta({ id: 'BgRemoval', ...openToAdditions });
 
 export type BgRemoval = z.infer<typeof bgRemovalSchema>;
 

@@ -71,6 +71,25 @@ describeEachEngine('OpenAPI description', (engine) => {
     assert.equal(doc.components.schemas.CreateBgRemoval?.properties?.image_url?.format, 'uri');
   });
 
+  test('lets responses gain fields within v1, as its Compatibility decision says, while the request body stays closed', () => {
+    // A client generated from a schema that forbids other properties refuses a response with an
+    // added field, though the description tells clients to ignore unknown fields.
+    const closed: string[] = [];
+    const walk = (value: unknown, where: string): void => {
+      if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${where}[${i}]`));
+      else if (value && typeof value === 'object') {
+        for (const [k, v] of Object.entries(value)) {
+          if (k === 'additionalProperties' && v === false) closed.push(where);
+          walk(v, `${where}.${k}`);
+        }
+      }
+    };
+    for (const name of ['BgRemoval', 'BgRemovalError', 'Error']) walk(doc.components.schemas[name], name);
+    assert.deepEqual(closed, []);
+    assert.ok(doc.info.description.includes('fields may be added to responses within v1'));
+    assert.equal((doc.components.schemas.CreateBgRemoval as { additionalProperties?: unknown }).additionalProperties, false);
+  });
+
   test('publishes each schema once, and only those a path uses', () => {
     const names = Object.keys(doc.components.schemas);
     assert.deepEqual(names.filter((n) => n.endsWith('Input')), []);
