@@ -10,9 +10,21 @@ export type Sync = (handle: FileHandle, synced: string) => Promise<void>;
 
 const fsync: Sync = (handle) => handle.sync();
 
+/** A temporary file of writeFileAtomically's: `<name>.<pid>.<12 hex digits>.tmp`. */
+const temporaryName = /^(.+)\.\d+\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * How long after its last change a temporary file is taken for one whose write died with its
+ * process. A write is one local write and two fsyncs, seconds even for the largest result; an hour
+ * leaves no live write using it. Were one still (a disk stalled that long), its rename fails with
+ * ENOENT and the write fails as on any disk error: no partial file takes the name.
+ */
+export const staleTemporaryMs = 3_600_000;
+
 export async function writeFileAtomically(target: string, data: Buffer, sync: Sync = fsync): Promise<void> {
   // A name of its own for every write: the pid alone is shared by two writes of one file in one
-  // process, and by processes in separate containers (each pid 1) over one shared folder.
+  // process, and by processes in separate containers (each pid 1) over one shared folder. Its shape
+  // is temporaryName's, by which retention finds those a killed write left.
   const temp = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     // The data reaches the disk before the rename does, else the rename can be on disk first.
@@ -46,4 +58,28 @@ async function syncFolder(dir: string, sync: Sync): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Removes the temporary files in `dir` last changed before `before` (epoch ms) that writes of
+ * `isOurs` names left behind, killed mid-write; returns how many. Anything else in the folder, a
+ * folder or link named like them included, is never touched. Listed as a stream, so a folder of
+ * many results is never held in memory whole.
+ */
+export async function removeStaleTemporaries(dir: string, isOurs: (name: string) => boolean, before: number): Promise<number> {
+  let removed = 0;
+  for await (const entry of await fsp.opendir(dir, { bufferSize: 256 })) {
+    const name = temporaryName.exec(entry.name)?.[1];
+    if (!entry.isFile() || name === undefined || !isOurs(name)) continue;
+    const file = path.join(dir, entry.name);
+    try {
+      if ((await fsp.lstat(file)).mtimeMs >= before) continue;
+      await fsp.unlink(file);
+      removed++;
+    } catch (err) {
+      // Renamed into place or removed by another process's sweep meanwhile.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return removed;
 }

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isResultKey, type OpenResult, type ResultReader, type ResultStore } from './result-store.ts';
-import { writeFileAtomically } from './atomic-write.ts';
+import { removeStaleTemporaries, writeFileAtomically } from './atomic-write.ts';
 
 /** An open result file: read it once (whole or one byte range), or close it unread. */
 export class StoredResult implements OpenResult {
@@ -66,5 +66,9 @@ export class DiskResultStore implements ResultStore, ResultReader {
 
   async check(): Promise<void> {
     await fsp.access(this.dir, fs.constants.W_OK);
+  }
+
+  removeStaleTemporaries(before: number): Promise<number> {
+    return removeStaleTemporaries(this.dir, isResultKey, before);
   }
 }

@@ -14,6 +14,8 @@ export interface ResultStore {
   delete(key: string): Promise<void>;
   /** Throws when the store cannot be reached, or does not answer within timeoutMs; for readiness checks. */
   check(timeoutMs: number): Promise<void>;
+  /** Removes what writes killed mid-way left, last changed before `before` (epoch ms); returns how many. */
+  removeStaleTemporaries(before: number): Promise<number>;
 }
 
 /** A result opened for reading: its size, then its bytes streamed once; or closed unread. */

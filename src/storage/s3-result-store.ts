@@ -63,6 +63,11 @@ export class S3ResultStore implements ResultStore, ResultLinks, ResultReader {
     await deleteObject(this.client, this.config, this.objectKey(key));
   }
 
+  /** A write is one PutObject, which the bucket stores whole or not at all: nothing is left over. */
+  async removeStaleTemporaries(): Promise<number> {
+    return 0;
+  }
+
   /** A result's length and body, for reading it back whole, within one deadline (bucket-calls.ts). */
   async open(key: string): Promise<OpenResult | undefined> {
     if (!isResultKey(key)) return undefined;

@@ -34,4 +34,9 @@ export class S3UploadStore implements UploadStore {
   async delete(key: string): Promise<void> {
     await deleteObject(this.client, this.config, this.objectKey(key));
   }
+
+  /** A write is one PutObject, which the bucket stores whole or not at all: nothing is left over. */
+  async removeStaleTemporaries(): Promise<number> {
+    return 0;
+  }
 }

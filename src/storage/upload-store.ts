@@ -5,7 +5,7 @@ import { randomToken } from '../domain/ids.ts';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomically } from './atomic-write.ts';
+import { removeStaleTemporaries, writeFileAtomically } from './atomic-write.ts';
 
 const keyPattern = /^upl_[0-9a-z]{24}$/;
 
@@ -22,6 +22,8 @@ export interface UploadStore {
   /** undefined when no such upload is stored (any more). */
   read(key: string): Promise<Buffer | undefined>;
   delete(key: string): Promise<void>;
+  /** Removes what writes killed mid-way left, last changed before `before` (epoch ms); returns how many. */
+  removeStaleTemporaries(before: number): Promise<number>;
 }
 
 export class DiskUploadStore implements UploadStore {
@@ -50,5 +52,9 @@ export class DiskUploadStore implements UploadStore {
 
   async delete(key: string): Promise<void> {
     await fsp.rm(this.pathOf(key), { force: true });
+  }
+
+  removeStaleTemporaries(before: number): Promise<number> {
+    return removeStaleTemporaries(this.dir, isUploadKey, before);
   }
 }

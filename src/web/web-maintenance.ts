@@ -1,9 +1,11 @@
 // Housekeeping of the web app: expired sessions, old sign-in and sign-up attempts, uploads whose
-// task finished longer ago than results are kept, and uploads no task came to own (see uploads.ts).
+// task finished longer ago than results are kept, uploads no task came to own (see uploads.ts), and
+// the temporary files of upload writes that died with their process.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import { hoursToMs } from '../domain/durations.ts';
+import { staleTemporaryMs } from '../storage/atomic-write.ts';
 import { deleteExpiredFiles, type ExpiredFiles, type SweepResult } from '../storage/delete-files.ts';
 import { retentionBatch } from '../store/maintenance-repository.ts';
 import { claimPendingUploads, forgetPendingUploads } from '../store/pending-uploads-repository.ts';
@@ -38,6 +40,8 @@ export interface WebMaintenanceDone {
   signUps: number;
   uploads: number;
   orphanedUploads: number;
+  /** Temporary files of upload writes that died, removed. */
+  temporaries: number;
 }
 
 /** Attempts are kept a day, longer than any throttle window (sign-in 15 minutes, sign-up an hour). */
@@ -48,7 +52,18 @@ export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now
   const expired = await deleteExpiredUploads(deps, now - hoursToMs(deps.config.resultRetentionHours));
   // Every delete of the next sweep would meet the same outage, and wait as long again to learn it.
   const orphanedUploads = expired.outage ? 0 : (await deleteOrphanedUploads(deps, now - pendingUploadGraceMs)).deleted;
-  return { sessions, attempts, signUps, uploads: expired.deleted, orphanedUploads };
+  const temporaries = await removeStaleTemporaries(deps, now - staleTemporaryMs);
+  return { sessions, attempts, signUps, uploads: expired.deleted, orphanedUploads, temporaries };
+}
+
+/** Likewise for the temporary files of upload writes killed mid-way, which no record names. */
+async function removeStaleTemporaries(deps: WebMaintenanceDeps, before: number): Promise<number> {
+  try {
+    return await deps.uploads.removeStaleTemporaries(before);
+  } catch (err) {
+    deps.logger?.warn({ err }, 'removing the temporary files of upload writes that died failed; the next run tries again');
+    return 0;
+  }
 }
 
 /** The file first, then the record: an upload is never forgotten while its file may remain. */
@@ -88,7 +103,7 @@ export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: Fastify
     runWebMaintenance({ logger, ...deps })
       .then(
         (done) => {
-          if (done.sessions + done.attempts + done.signUps + done.uploads + done.orphanedUploads > 0) logger.info(done, 'web maintenance');
+          if (done.sessions + done.attempts + done.signUps + done.uploads + done.orphanedUploads + done.temporaries > 0) logger.info(done, 'web maintenance');
         },
         (err: unknown) => logger.error({ err }, 'web maintenance failed'),
       )

@@ -1,5 +1,6 @@
 // Housekeeping shared by every process that serves the data folder: results past retention are
-// deleted, idempotency keys past their lifetime are forgotten.
+// deleted, idempotency keys past their lifetime are forgotten, and the temporary files of result
+// writes that died with their process are removed.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
@@ -7,6 +8,7 @@ import { findExpiredResults, markResultsDeleted, purgeIdempotencyKeys, retention
 import { deleteExpiredFiles } from '../storage/delete-files.ts';
 import { keysOfTask, type ResultStore } from '../storage/result-store.ts';
 import { hoursToMs } from '../domain/durations.ts';
+import { staleTemporaryMs } from '../storage/atomic-write.ts';
 
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
@@ -19,11 +21,22 @@ export class Maintenance {
     private readonly logger: Logger,
   ) {}
 
-  async run(now = Date.now()): Promise<{ resultsDeleted: number; keysPurged: number }> {
+  async run(now = Date.now()): Promise<{ resultsDeleted: number; keysPurged: number; temporariesRemoved: number }> {
     const resultsDeleted = await this.deleteExpiredResults(now - hoursToMs(this.config.resultRetentionHours), now);
     const keysPurged = await purgeIdempotencyKeys(this.db, now - hoursToMs(this.config.idempotencyTtlHours));
-    if (resultsDeleted > 0 || keysPurged > 0) this.logger.info({ resultsDeleted, keysPurged }, 'maintenance');
-    return { resultsDeleted, keysPurged };
+    const temporariesRemoved = await this.removeStaleTemporaries(now - staleTemporaryMs);
+    if (resultsDeleted > 0 || keysPurged > 0 || temporariesRemoved > 0) this.logger.info({ resultsDeleted, keysPurged, temporariesRemoved }, 'maintenance');
+    return { resultsDeleted, keysPurged, temporariesRemoved };
+  }
+
+  /** The temporary files of result writes killed mid-way, which no record names. */
+  private async removeStaleTemporaries(before: number): Promise<number> {
+    try {
+      return await this.results.removeStaleTemporaries(before);
+    } catch (err) {
+      this.logger.warn({ err }, 'removing the temporary files of result writes that died failed; the next sweep tries again');
+      return 0;
+    }
   }
 
   /** Files first, then the row: a row is never marked deleted while a file of it may remain. */

@@ -11,6 +11,7 @@ import { findTaskSource, recordTaskSource } from '../../src/store/web-tasks-repo
 import { DiskUploadStore, newUploadKey } from '../../src/storage/upload-store.ts';
 import { runWebMaintenance } from '../../src/web/web-maintenance.ts';
 import { describeEachEngine, openTestStore } from '../support/engines.ts';
+import { leaveWrites } from '../support/leftover-writes.ts';
 
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
 const hourMs = 3_600_000;
@@ -65,6 +66,18 @@ describeEachEngine('retention of uploads', (engine) => {
     assert.equal((await runWebMaintenance({ db: store.db, uploads, config, logger })).uploads, 1);
     assert.equal(await uploads.read(tasks[0]!.uploadKey), undefined);
     assert.equal((await findTaskSource(store.db, tasks[0]!.taskId))?.uploadKey, null);
+  });
+
+  test('the temporary file of an upload write that died is removed once no write can still be using it; a fresh one and files not ours stay', async () => {
+    const uploadKey = newUploadKey();
+    await uploads.put(uploadKey, Buffer.from('source image'));
+    const left = leaveWrites(dir, uploadKey);
+    const done = await runWebMaintenance({ db: store.db, uploads, config, logger });
+    const stored = (name: string): boolean => fs.existsSync(path.join(dir, name));
+    assert.equal(stored(left.stale), false, 'the stale temporary file is removed');
+    assert.equal(done.temporaries, 1);
+    for (const name of [left.fresh, ...left.notOurs, uploadKey]) assert.equal(stored(name), true, `${name} is kept`);
+    for (const name of [left.fresh, ...left.notOurs, uploadKey]) fs.rmSync(path.join(dir, name), { recursive: true });
   });
 
   test('a retention given as a fraction of an hour that is no whole number of milliseconds (0.333333 h) deletes uploads', async () => {

@@ -13,6 +13,7 @@ import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
 import { resultKey } from '../../src/storage/result-store.ts';
 import { Maintenance } from '../../src/worker/maintenance.ts';
 import { describeEachEngine, openTestStore } from '../support/engines.ts';
+import { leaveWrites } from '../support/leftover-writes.ts';
 
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
 const lease = { leaseMs: 60_000, maxAttempts: 3 };
@@ -106,6 +107,16 @@ describeEachEngine('retention of result files', (engine) => {
     assert.equal((await maintenance.run()).resultsDeleted, 1);
     assert.equal(stored(staleKey), false);
     assert.equal((await findTask(store.db, stale.task.id))?.status, 'failed');
+  });
+
+  test('the temporary file of a result write that died is removed once no write can still be using it; a fresh one and files not ours stay', async () => {
+    const task = await succeededTask(store.db, Date.now());
+    const left = leaveWrites(dir, task.key);
+    const done = await maintenance.run();
+    assert.equal(stored(left.stale), false, 'the stale temporary file is removed');
+    assert.equal(done.temporariesRemoved, 1);
+    for (const name of [left.fresh, ...left.notOurs, task.key]) assert.equal(stored(name), true, `${name} is kept`);
+    for (const name of [left.fresh, ...left.notOurs]) fs.rmSync(path.join(dir, name), { recursive: true });
   });
 
   test('a retention given as a fraction of an hour that is no whole number of milliseconds (0.333333 h) deletes results and purges idempotency keys', async () => {
