@@ -22,12 +22,24 @@ const maxInt32 = 2_147_483_647;
 /** S3 presigned URLs live at most 7 days; disk results are held to the same bound. */
 export const maxResultUrlTtlSeconds = 604_800;
 
+/**
+ * Links are made by appending a path to this base: a path appended after a query string or a
+ * fragment lands in them, and a user name would go out in every link (which browsers then refuse to
+ * load, or ask a password for). The raw text is checked, since the URL parser drops a bare `?`,
+ * `#` or `@`.
+ */
+const publicUrl = z
+  .url({ protocol: /^https?$/ })
+  .refine((v) => !v.includes('?'), 'must not have a query string (?…): links are made by appending a path to it')
+  .refine((v) => !v.includes('#'), 'must not have a fragment (#…): links are made by appending a path to it')
+  .refine((v) => !/^[a-z][a-z0-9+.-]*:\/\/[^/?#\\]*@/i.test(v), 'must not hold a user name or password (…@ before the host): it would go out in every link');
+
 export const envSchema = z.object({
   PORT: int(0, 65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CUTOUT_DATA_DIR: z.string().min(1).default('./data'),
-  CUTOUT_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CUTOUT_PUBLIC_URL: publicUrl.optional(),
   CUTOUT_TRUSTED_PROXIES: trustedProxiesSchema.optional(),
   CUTOUT_RATE_LIMIT_PER_MINUTE: int(1, maxInt32).default(120),
   CUTOUT_MAX_ACTIVE_TASKS: int(1, maxInt32).default(10),

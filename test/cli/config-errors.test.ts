@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
-import { loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { runCli } from '../support/cli.ts';
 
 let dataDir: string;
@@ -48,6 +48,21 @@ test('a database URL refused because its password holds / ? or # unencoded never
     assert.doesNotMatch(run.stderr, /Hunter2/, password);
   }
   assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://cutout@db:99999/cutout?password=Hunter2-in-the-query' }), (err: Error) => !/Hunter2/.test(err.message));
+});
+
+test('a public URL with a query string, a fragment or a user name stops the start, saying why, since every link would be built broken on it', () => {
+  const refused = [
+    ['https://cutout.example.com/?utm_source=x', /CUTOUT_PUBLIC_URL: .*query/],
+    ['https://cutout.example.com/?', /CUTOUT_PUBLIC_URL: .*query/],
+    ['https://cutout.example.com#top', /CUTOUT_PUBLIC_URL: .*fragment/],
+    ['https://cutout.example.com/#', /CUTOUT_PUBLIC_URL: .*fragment/],
+    ['https://ops:Hunter2@cutout.example.com', /CUTOUT_PUBLIC_URL: .*user name/],
+    ['https://ops@cutout.example.com', /CUTOUT_PUBLIC_URL: .*user name/],
+  ] as const;
+  for (const [value, message] of refused) {
+    assert.throws(() => loadConfig({ CUTOUT_PUBLIC_URL: value }), (err: Error) => err instanceof ConfigError && message.test(err.message) && !/Hunter2/.test(err.message), value);
+  }
+  assert.equal(loadConfig({ CUTOUT_PUBLIC_URL: 'https://cutout.example.com/' }).publicUrl, 'https://cutout.example.com');
 });
 
 test('a metrics token shorter than 16 characters is refused without being echoed; a longer one is kept', async () => {
