@@ -45,14 +45,15 @@ export interface WebMaintenanceDone {
 }
 
 /** Attempts are kept a day, longer than any throttle window (sign-in 15 minutes, sign-up an hour). */
-export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now()): Promise<WebMaintenanceDone> {
+/** `sweepTemporaries`: whether to list the uploads' folder for them too (the schedule does so hourly). */
+export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now(), sweepTemporaries = true): Promise<WebMaintenanceDone> {
   const sessions = await purgeExpiredSessions(deps.db, now);
   const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
   const signUps = await purgeSignUpAttempts(deps.db, now - dayMs);
   const expired = await deleteExpiredUploads(deps, now - hoursToMs(deps.config.resultRetentionHours));
   // Every delete of the next sweep would meet the same outage, and wait as long again to learn it.
   const orphanedUploads = expired.outage ? 0 : (await deleteOrphanedUploads(deps, now - pendingUploadGraceMs)).deleted;
-  const temporaries = await removeStaleTemporaries(deps, now - staleTemporaryMs);
+  const temporaries = sweepTemporaries ? await removeStaleTemporaries(deps, now - staleTemporaryMs) : 0;
   return { sessions, attempts, signUps, uploads: expired.deleted, orphanedUploads, temporaries };
 }
 
@@ -96,11 +97,17 @@ function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number)
 
 export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: FastifyBaseLogger, intervalMs = 60_000): () => void {
   let running = false;
+  // As for results (Maintenance): listing the uploads' folder every minute would cost far more than
+  // the rare leftover it finds.
+  let temporariesSweptAt = -Infinity;
   // A run through a backlog can outlast the interval; ticks meanwhile are skipped.
   const tick = (): void => {
     if (running) return;
     running = true;
-    runWebMaintenance({ logger, ...deps })
+    const now = Date.now();
+    const sweepTemporaries = now - temporariesSweptAt >= staleTemporaryMs;
+    if (sweepTemporaries) temporariesSweptAt = now;
+    runWebMaintenance({ logger, ...deps }, now, sweepTemporaries)
       .then(
         (done) => {
           if (done.sessions + done.attempts + done.signUps + done.uploads + done.orphanedUploads + done.temporaries > 0) logger.info(done, 'web maintenance');

@@ -13,6 +13,11 @@ import { staleTemporaryMs } from '../storage/atomic-write.ts';
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /**
+   * When this process last looked for temporaries: at most once per staleTemporaryMs, since listing
+   * a folder of a day's results every minute would cost far more than the rare leftover it finds.
+   */
+  private temporariesSweptAt = -Infinity;
 
   constructor(
     private readonly db: Db,
@@ -24,15 +29,16 @@ export class Maintenance {
   async run(now = Date.now()): Promise<{ resultsDeleted: number; keysPurged: number; temporariesRemoved: number }> {
     const resultsDeleted = await this.deleteExpiredResults(now - hoursToMs(this.config.resultRetentionHours), now);
     const keysPurged = await purgeIdempotencyKeys(this.db, now - hoursToMs(this.config.idempotencyTtlHours));
-    const temporariesRemoved = await this.removeStaleTemporaries(now - staleTemporaryMs);
+    const temporariesRemoved = now - this.temporariesSweptAt >= staleTemporaryMs ? await this.removeStaleTemporaries(now) : 0;
     if (resultsDeleted > 0 || keysPurged > 0 || temporariesRemoved > 0) this.logger.info({ resultsDeleted, keysPurged, temporariesRemoved }, 'maintenance');
     return { resultsDeleted, keysPurged, temporariesRemoved };
   }
 
   /** The temporary files of result writes killed mid-way, which no record names. */
-  private async removeStaleTemporaries(before: number): Promise<number> {
+  private async removeStaleTemporaries(now: number): Promise<number> {
+    this.temporariesSweptAt = now;
     try {
-      return await this.results.removeStaleTemporaries(before);
+      return await this.results.removeStaleTemporaries(now - staleTemporaryMs);
     } catch (err) {
       this.logger.warn({ err }, 'removing the temporary files of result writes that died failed; the next sweep tries again');
       return 0;

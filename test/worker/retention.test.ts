@@ -112,10 +112,23 @@ describeEachEngine('retention of result files', (engine) => {
   test('the temporary file of a result write that died is removed once no write can still be using it; a fresh one and files not ours stay', async () => {
     const task = await succeededTask(store.db, Date.now());
     const left = leaveWrites(dir, task.key);
-    const done = await maintenance.run();
+    const done = await new Maintenance(store.db, results, config, pino({ level: 'silent' })).run();
     assert.equal(stored(left.stale), false, 'the stale temporary file is removed');
     assert.equal(done.temporariesRemoved, 1);
     for (const name of [left.fresh, ...left.notOurs, task.key]) assert.equal(stored(name), true, `${name} is kept`);
+    for (const name of [left.fresh, ...left.notOurs]) fs.rmSync(path.join(dir, name), { recursive: true });
+  });
+
+  test('a process looks for such temporary files at most once an hour, not on every sweep of the minute', async () => {
+    const task = await succeededTask(store.db, Date.now());
+    const hourly = new Maintenance(store.db, results, config, pino({ level: 'silent' }));
+    const now = Date.now();
+    assert.equal((await hourly.run(now)).temporariesRemoved, 0);
+    const left = leaveWrites(dir, task.key);
+    assert.equal((await hourly.run(now + 60_000)).temporariesRemoved, 0, 'a minute later the folder is not listed again');
+    assert.equal(stored(left.stale), true);
+    assert.equal((await hourly.run(now + hourMs)).temporariesRemoved, 1, 'an hour later it is');
+    assert.equal(stored(left.stale), false);
     for (const name of [left.fresh, ...left.notOurs]) fs.rmSync(path.join(dir, name), { recursive: true });
   });
 
