@@ -48,13 +48,17 @@ export async function writeFileAtomically(target: string, data: Buffer, sync: Sy
 /**
  * The rename lives in the folder's entries, which only a flush of the folder puts on disk: until
  * then a crash can bring back the old entry, or none, after the task was recorded as done. A
- * failure fails the write (the file then stays under its name, as a bucket's failed write may have
+ * failure (other than a folder that cannot be flushed at all) fails the write (the file then stays under its name, as a bucket's failed write may have
  * stored its object, and the writer tries again).
  */
 async function syncFolder(dir: string, sync: Sync): Promise<void> {
   const handle = await fsp.open(dir, 'r');
   try {
     await sync(handle, dir);
+  } catch (err) {
+    // Some file systems (FUSE and network mounts among them) cannot flush a folder and say EINVAL:
+    // their renames are as durable as they can make them, and PostgreSQL makes the same allowance.
+    if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
   } finally {
     await handle.close();
   }

@@ -61,3 +61,13 @@ test('a flush that fails fails the write: of the file, before any name is taken;
   assert.equal(calls, 2);
   assert.deepEqual(fs.readdirSync(folder), ['result.png']);
 });
+
+test('a folder on a file system that cannot flush folders (EINVAL) still takes the write', async () => {
+  const folder = fs.mkdtempSync(path.join(dir, 'no-folder-flush-'));
+  const target = path.join(folder, 'result.png');
+  let calls = 0;
+  const einval = () => Object.assign(new Error('EINVAL: invalid argument, fsync'), { code: 'EINVAL' });
+  await writeFileAtomically(target, Buffer.from('cutout'), async (handle) => (++calls === 2 ? Promise.reject(einval()) : handle.sync()));
+  assert.equal(calls, 2);
+  assert.deepEqual(fs.readFileSync(target), Buffer.from('cutout'));
+});
