@@ -164,9 +164,18 @@ const types = {
  * usable; a connection that goes quiet (a network partition) cannot hear that, so the client gives
  * up a second later on its own and the request fails instead of waiting for TCP to give up, which
  * takes many minutes. The late answer is dropped when it comes.
+ *
+ * The server likewise gives up on a transaction whose next statement does not come within it: a
+ * process that vanished mid-transaction (power or network lost) never closes its connection, and
+ * its row locks (an account's, during a create; abandoned tasks' and their accounts', during a reap)
+ * stayed until the server's TCP keepalive noticed, hours later by default. Our transactions send
+ * their statements back to back, so no live one waits that long.
  */
 function openPostgres(url: string, max: number, queryTimeoutMs?: number): Db {
-  const timeouts = queryTimeoutMs === undefined ? {} : { statement_timeout: queryTimeoutMs, query_timeout: queryTimeoutMs + 1000 };
+  const timeouts =
+    queryTimeoutMs === undefined
+      ? {}
+      : { statement_timeout: queryTimeoutMs, idle_in_transaction_session_timeout: queryTimeoutMs, query_timeout: queryTimeoutMs + 1000 };
   const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000, ...timeouts });
   // A connection the server drops (restart, failover, pg_terminate_backend) emits an error event:
   // on the pool while idle, on the client while checked out between two queries. Unhandled, either

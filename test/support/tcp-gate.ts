@@ -4,7 +4,8 @@
 // connections already open stay open but carry nothing, as across a network partition, and what
 // was sent meanwhile arrives once the gate opens again, as TCP retransmits it; stranded, the
 // connections already open carry nothing ever again while new ones pass, as after a failover that
-// moved the server to another machine.
+// moved the server to another machine; cut, the connections already open carry nothing ever again
+// and neither end hears the other close, as when the machine at one end loses power or its network.
 import net from 'node:net';
 
 export interface TcpGate {
@@ -15,6 +16,7 @@ export interface TcpGate {
   silence(): void;
   freeze(): void;
   strand(): void;
+  cut(): void;
   open(): void;
   close(): Promise<void>;
 }
@@ -26,13 +28,16 @@ export async function startTcpGate(targetPort: number): Promise<TcpGate> {
   /** Bytes held while frozen, each for the socket it was on its way to. */
   let held: [net.Socket, Buffer][] = [];
   const stranded = new WeakSet<net.Socket>();
+  const severed = new WeakSet<net.Socket>();
   const relay = (from: net.Socket, to: net.Socket): void => {
     from.on('data', (chunk: Buffer) => {
-      if (stranded.has(from)) return;
+      if (stranded.has(from) || severed.has(from)) return;
       if (mode === 'frozen') held.push([to, chunk]);
       else to.write(chunk);
     });
-    from.on('end', () => to.end());
+    from.on('end', () => {
+      if (!severed.has(from)) to.end();
+    });
   };
   const server = net.createServer((client) => {
     if (mode === 'shut') {
@@ -53,6 +58,7 @@ export async function startTcpGate(targetPort: number): Promise<TcpGate> {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
       socket.on('error', () => {
+        if (severed.has(socket)) return void socket.destroy();
         client.destroy();
         upstream.destroy();
       });
@@ -79,6 +85,9 @@ export async function startTcpGate(targetPort: number): Promise<TcpGate> {
     },
     strand() {
       for (const socket of sockets) stranded.add(socket);
+    },
+    cut() {
+      for (const socket of sockets) severed.add(socket);
     },
     open() {
       mode = 'open';
