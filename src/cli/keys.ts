@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { keyNameSchema } from '../domain/key-name.ts';
 import { findAccount, type Account } from '../store/accounts-repository.ts';
 import { createApiKey, deleteApiKey, listApiKeys, type ApiKeyInfo } from '../store/api-keys-repository.ts';
 import type { Db } from '../store/database.ts';
@@ -25,7 +26,7 @@ export async function keysCommand(db: Db, argv: string[]): Promise<void> {
     const { values } = parseFlags(
       rest,
       { ...accountFlags, name: { type: 'string' } },
-      z.object({ account: z.string().min(1), name: z.string().min(1).max(100).default('default'), json: z.boolean().default(false) }),
+      z.object({ account: z.string().min(1), name: keyNameSchema.default('default'), json: z.boolean().default(false) }),
     );
     const account = await requireAccount(db, values.account);
     if (!account.apiAccess) {

@@ -100,6 +100,24 @@ describeEachEngine('the cutout admin CLI acts on the same data as the server', (
     assert.equal(json(await runCli(['accounts', 'create', '--email', 'num@example.test', '--credits', '0010', '--json'], env)).credits, 10);
   });
 
+  test('keys create refuses a blank name or one with control characters, as the web form does, so keys list stays one line a key', async () => {
+    const accountId = String(json(await runCli(['accounts', 'create', '--email', 'names@example.test', '--plan', 'paid', '--json'], env)).id);
+    for (const name of ['', '   ', 'ci\nkey_forged  cut_abc', 'red\u001b[31m', 'tab\there', 'del\u007f']) {
+      const run = await runCli(['keys', 'create', '--account', accountId, '--name', name], env);
+      assert.equal(run.code, 2, `--name ${JSON.stringify(name)}: ${run.stdout}`);
+      assert.match(run.stderr, /^cutout: invalid_usage: --name: /);
+      assert.equal(run.stdout, '');
+    }
+    const asJson = await runCli(['keys', 'create', '--account', accountId, '--name', 'a\rb', '--json'], env);
+    assert.equal(asJson.code, 2);
+    assert.equal((JSON.parse(asJson.stdout) as { error: { code: string } }).error.code, 'invalid_usage');
+    assert.equal((json(await runCli(['keys', 'list', '--account', accountId, '--json'], env)).keys as unknown[]).length, 0, 'no key was made');
+    const spaced = json(await runCli(['keys', 'create', '--account', accountId, '--name', '  laptop  ', '--json'], env));
+    assert.equal(spaced.name, 'laptop', 'surrounding spaces are trimmed, as in the web form');
+    const listed = await runCli(['keys', 'list', '--account', accountId], env);
+    assert.equal(listed.stdout.trim().split('\n').length, 1);
+  });
+
   test('a key for an account without API access is issued with a warning that the API refuses it', async () => {
     const free = String(json(await runCli(['accounts', 'create', '--email', 'nokey@example.test', '--json'], env)).id);
     const run = await runCli(['keys', 'create', '--account', free, '--json'], env);

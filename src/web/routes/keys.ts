@@ -1,14 +1,14 @@
 // Account settings → API keys: create (the full key is in this one response only), list, delete.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { keyNameSchema } from '../../domain/key-name.ts';
 import { createApiKey, deleteApiKey, listApiKeys } from '../../store/api-keys-repository.ts';
 import type { WebContext } from '../context.ts';
 import { firstText } from '../form-values.ts';
 import { keysPage, type KeysPageState } from '../pages/keys-page.ts';
 import { requireSignIn, signedInAccount } from '../session.ts';
 
-// A name is shown in lists and logs; a control character has no place there, and PostgreSQL refuses a NUL in text.
-const keyNameForm = z.object({ name: z.string().trim().min(1).max(100).regex(/^\P{Cc}*$/u) });
+const keyNameForm = z.object({ name: keyNameSchema });
 
 export function keyRoutes(ctx: WebContext) {
   return async (app: FastifyInstance): Promise<void> => {
