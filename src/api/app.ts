@@ -17,6 +17,7 @@ import { parseJsonBody } from './plugins/json-body.ts';
 import { answerRouterRefusal } from './plugins/router-refusals.ts';
 import { removalRoutes } from './routes/removals.ts';
 import { resultRoutes } from './routes/results.ts';
+import { notFoundPage } from '../web/not-found-page.ts';
 import { webApp } from '../web/web-app.ts';
 
 // Our own id for every request: unique, never taken from the client.
@@ -64,7 +65,7 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
     rememberRequestId(request.raw, request.id);
     done();
   });
-  registerErrorHandling(app);
+  registerErrorHandling(app, notFoundPage(ctx.config));
   registerHealthRoutes(app, ctx.metrics, ctx.readiness, ctx.config.metricsToken);
 
   await app.register(fastifySwagger, {

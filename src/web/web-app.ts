@@ -19,7 +19,8 @@ import { keyRoutes } from './routes/keys.ts';
 import { removalRoutes } from './routes/removals.ts';
 import { taskMediaRoutes } from './routes/task-media.ts';
 import { registerFormTokens } from './form-secret.ts';
-import { cookiesSecure, loadSession } from './session.ts';
+import { loadSession } from './session.ts';
+import { setWebHeaders } from './web-headers.ts';
 import { scheduleWebMaintenance } from './web-maintenance.ts';
 import { clientAbort } from '../api/plugins/client-abort.ts';
 import { contentCodings } from '../api/plugins/content-coding.ts';
@@ -34,17 +35,6 @@ const assets = new Map<string, { type: string; body: string }>([
   ['web.css', { type: 'text/css; charset=utf-8', body: fs.readFileSync(path.join(assetsDir, 'web.css'), 'utf8') }],
   ['web.js', { type: 'text/javascript; charset=utf-8', body: fs.readFileSync(path.join(assetsDir, 'web.js'), 'utf8') }],
 ]);
-
-const securityHeaders = {
-  'Content-Security-Policy':
-    "default-src 'self'; img-src * data: blob:; script-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'X-Frame-Options': 'DENY',
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'same-origin',
-};
-
-/** A year, for this host only: other hosts of the domain may not serve https. */
-const hstsValue = 'max-age=31536000';
 
 export function webApp(api: ApiContext) {
   const ctx: WebContext = {
@@ -68,15 +58,7 @@ export function webApp(api: ApiContext) {
     // what a preParsing hook hands on), so a form in any coding is refused 415, never misread.
     app.addHook('preParsing', contentCodings([]));
     app.addHook('onSend', async (request, reply, payload) => {
-      reply.headers(securityHeaders);
-      // Wherever the cookies are Secure the browser is told to use https from then on, so a later
-      // visit typed as http:// cannot be answered by someone on the network with a fake sign-in
-      // page. Browsers ignore it on a plain-http answer, so a public https URL reached over http is no harm.
-      if (cookiesSecure(ctx.config, request)) reply.header('Strict-Transport-Security', hstsValue);
-      // A page holds a form token, and a signed-in one signed download links too; the sign-in page
-      // also sets the form secret's cookie, which a shared cache would hand to every visitor. No
-      // cache may keep any of them. A route that may be cached (assets, the owner's images) says so itself.
-      if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
+      setWebHeaders(ctx.config, request, reply);
       return payload;
     });
     app.setErrorHandler((err: FastifyError, request, reply) => {

@@ -76,7 +76,23 @@ export function answerError(err: FastifyError, request: FastifyRequest, reply: F
   return sendError(reply, request, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** Another answer to an unknown address, for the clients it takes (the web app's page for browsers). */
+export interface NotFoundPage {
+  takes(request: FastifyRequest): boolean;
+  send(request: FastifyRequest, reply: FastifyReply): FastifyReply;
+}
+
+// The API's own paths answer with the Error body whatever the client accepts.
+const apiPath = /^\/api(\/|$)/;
+
+export function registerErrorHandling(app: FastifyInstance, page: NotFoundPage): void {
   app.setErrorHandler(answerError);
-  app.setNotFoundHandler((request, reply) => sendError(reply, request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (apiPath.test(path)) return sendError(reply, request, 'not_found', `No route ${request.method} ${path}.`);
+    // Outside the API the answer depends on Accept: a cache must not hand one client's to another.
+    reply.header('Vary', 'Accept');
+    if (page.takes(request)) return page.send(request, reply);
+    return sendError(reply, request, 'not_found', `No route ${request.method} ${path}.`);
+  });
 }
