@@ -1,12 +1,12 @@
 // The HTTP application: framework plugins first, then our plugins, then one file per resource.
 import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomToken } from '../domain/ids.ts';
 import { trustedProxy } from '../trusted-proxies.ts';
 import type { ApiContext } from './context.ts';
+import { docsRoutes } from './docs.ts';
 import { openApiDocument, publishComponents, transformRoute } from './openapi-document.ts';
 import { apiDescription } from './openapi-info.ts';
 import { answerClientError, answerConnect, answerUnmetExpectation, rememberRequestId } from './plugins/client-errors.ts';
@@ -80,7 +80,7 @@ export async function buildApp(ctx: ApiContext, logger: Logger): Promise<Fastify
     transform: (route) => (route.url.startsWith('/api/v1/') ? transformRoute(route) : { schema: { hide: true }, url: route.url }),
     transformObject: publishComponents,
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  await app.register(docsRoutes);
 
   await app.register(
     async (v1) => {
