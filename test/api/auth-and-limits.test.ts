@@ -43,6 +43,21 @@ describeEachEngine('authentication', (engine) => {
     });
   }
 
+  // RFC 9110 §11.4 and RFC 6750 §2.1: credentials are the scheme, then 1*SP, then the token. Any
+  // number of spaces is the same header; a tab is not a space there and stays malformed.
+  test('a key after several spaces is accepted, one after a tab or with text after it is not', async () => {
+    const { key } = await server.account();
+    for (const authorization of [`Bearer  ${key}`, `bearer   ${key}`]) {
+      const res = await server.request('/api/v1/bg/removals/bgr_none', { headers: { authorization } });
+      assert.equal(res.status, 404, JSON.stringify(authorization));
+    }
+    for (const authorization of [`Bearer\t${key}`, `Bearer ${key} extra`, `Bearer,${key}`]) {
+      const res = await server.request('/api/v1/bg/removals/bgr_none', { headers: { authorization } });
+      assert.equal(res.status, 401, JSON.stringify(authorization));
+      assert.equal((await errorOf(res)).code, 'invalid_api_key');
+    }
+  });
+
   test('a deleted key gets 401 invalid_api_key', async () => {
     const { key, keyId } = await server.account();
     assert.equal((await server.request('/api/v1/bg/removals', { ...createBody(body), key })).status, 202);

@@ -87,6 +87,8 @@ describe('metrics behind CUTOUT_METRICS_TOKEN', () => {
     const res = await server.request('/metrics', { headers: { authorization: `Bearer ${token}` } });
     assert.equal(res.status, 200);
     assert.match(await res.text(), /^cutout_tasks\{status="queued"\} 0$/m);
+    // RFC 9110 §11.4: 1*SP between the scheme and the token.
+    assert.equal((await server.request('/metrics', { headers: { authorization: `Bearer   ${token}` } })).status, 200);
   });
 
   test('the probes stay open: an orchestrator calls them without credentials', async () => {

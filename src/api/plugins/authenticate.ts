@@ -7,6 +7,7 @@ import type { Account } from '../../store/accounts-repository.ts';
 import { authenticateApiKey } from '../../store/api-keys-repository.ts';
 import type { Db } from '../../store/database.ts';
 import type { RateLimit } from '../rate-limiter.ts';
+import { bearerToken } from '../bearer-token.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,12 +33,11 @@ export function authenticate(db: Db, limiter: RateLimit) {
   return async function authenticateHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (!header) throw unauthorized('Missing API key: send the header "Authorization: Bearer <API_KEY>".', false);
-    const credentials = header.trim();
-    const match = /^Bearer ([^\s]+)$/i.exec(credentials);
-    if (!match?.[1]) {
-      throw unauthorized('Malformed Authorization header: expected "Bearer <API_KEY>".', /^Bearer(\s|$)/i.test(credentials));
+    const key = bearerToken(header);
+    if (!key) {
+      throw unauthorized('Malformed Authorization header: expected "Bearer <API_KEY>".', /^Bearer(\s|$)/i.test(header.trim()));
     }
-    const found = await authenticateApiKey(db, match[1]);
+    const found = await authenticateApiKey(db, key);
     if (!found) throw unauthorized('Invalid API key: it is unknown or was deleted.', true);
 
     const decision = await limiter.hit(found.keyId);

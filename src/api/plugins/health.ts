@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest, LogLevel } from 'fastify';
 import pino from 'pino';
 import { withinMs } from '../../deadline.ts';
 import type { Metrics } from '../../metrics.ts';
+import { bearerToken } from '../bearer-token.ts';
 
 export interface ReadinessCheck {
   name: string;
@@ -36,8 +37,8 @@ const digest = (text: string): Buffer => createHash('sha256').update(text).diges
  * the token's length nor its characters can be learnt from how long a refusal takes.
  */
 function carriesToken(request: FastifyRequest, token: string): boolean {
-  const match = /^Bearer (\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
-  return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), digest(token));
+  const sent = bearerToken(request.headers.authorization);
+  return sent !== undefined && timingSafeEqual(digest(sent), digest(token));
 }
 
 /**
