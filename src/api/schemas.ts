@@ -82,7 +82,10 @@ export const idempotencyHeaderSchema = z.object({
     // Only published: the refine above is what validates, in characters.
     .meta({ maxLength: 128 })
     .optional()
-    .describe('Optional, at most 128 characters (a UTF-8 key counts its characters, not its bytes), scoped to the account, kept for at least 24 hours.'),
+    .describe(
+      'Optional, at most 128 characters (a UTF-8 key counts its characters, not its bytes), scoped to the account, kept for at least 24 hours. ' +
+        'Sent once: a request with two `Idempotency-Key` headers gets 400 `invalid_request`.',
+    ),
 });
 
 /** The 415 a route that reads a body answers to a Content-Encoding it does not decode (content-coding.ts). */

@@ -1,10 +1,30 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { findAccount, listLedger } from '../../src/store/accounts-repository.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { describeEachEngine } from '../support/engines.ts';
 
 const imageUrl = 'https://images.example.test/photo.jpg';
+
+/** A create with the Idempotency-Key sent as each of `keys` on its own header line, which fetch cannot send. */
+function postWithKeyLines(server: TestServer, key: string, keys: string[]): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify({ image_url: imageUrl });
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${server.url}/api/v1/bg/removals`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': keys },
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 function post(server: TestServer, key: string, body: unknown, idempotencyKey?: string): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -95,6 +115,29 @@ describeEachEngine('idempotency', (engine) => {
     const again = await post(server, key, { image_url: imageUrl }, utf8Key);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.equal(((await again.json()) as { id: string }).id, first.id);
+  });
+
+  // Node joins repeated header lines with ", ", so two keys would be read as one key "a, b": a
+  // retry that sends only one of them would then make a second task and charge again.
+  test('an Idempotency-Key sent twice gets 400 invalid_request naming the header, and no task', async () => {
+    const { key, accountId } = await server.account({ credits: 10 });
+    for (const keys of [['twice-a', 'twice-b'], ['same', 'same']]) {
+      const res = await postWithKeyLines(server, key, keys);
+      assert.equal(res.status, 400, res.body);
+      const { error } = JSON.parse(res.body) as { error: { code: string; message: string } };
+      assert.equal(error.code, 'invalid_request');
+      assert.match(error.message, /Idempotency-Key/);
+    }
+    assert.equal((await findAccount(server.db, accountId))?.creditsAvailable, 10);
+  });
+
+  test('a key with a comma in it, sent once, replays its task like any other', async () => {
+    const { key } = await server.account({ credits: 10 });
+    const first = await postWithKeyLines(server, key, ['order, 42']);
+    assert.equal(first.status, 202, first.body);
+    const again = await post(server, key, { image_url: imageUrl }, 'order, 42');
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(((await again.json()) as { id: string }).id, (JSON.parse(first.body) as { id: string }).id);
   });
 
   test('keys are scoped per account: another account may use the same key', async () => {

@@ -7,6 +7,7 @@ import { createTask, findTaskForAccount } from '../../store/tasks-repository.ts'
 import { requireAccount } from '../plugins/authenticate.ts';
 import { bgRemovalSchema, errorResponses, idempotencyHeaderSchema, undecodableBodyResponse } from '../schemas.ts';
 import { toBgRemoval } from '../task-view.ts';
+import { refuseRepeated } from '../single-header.ts';
 import type { ApiContext } from '../context.ts';
 
 const security = [{ bearerAuth: [] }];
@@ -26,6 +27,8 @@ export function removalRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       '/bg/removals',
       {
         onRequest: ctx.authenticate,
+        // Before the schema, so that two keys joined into one are not judged as a single key.
+        preValidation: refuseRepeated('Idempotency-Key'),
         serializerCompiler: plainJson,
         schema: {
           operationId: 'createBgRemoval',
