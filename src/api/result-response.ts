@@ -2,10 +2,12 @@
 // resumes (RFC 9110 §13 and §14). A result file never changes under its key (each attempt writes
 // its own), so its size and time make a strong validator.
 import type { IncomingHttpHeaders } from 'node:http';
+import { parseHttpDate } from './http-date.ts';
 
 export type ResultAnswer =
   | { kind: 'whole' }
   | { kind: 'not-modified' }
+  | { kind: 'precondition-failed' }
   | { kind: 'part'; start: number; end: number }
   | { kind: 'unsatisfiable' };
 
@@ -24,6 +26,17 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 }
 
 const wholeSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/**
+ * If-Match compares tags strongly (a weak tag never matches); If-Unmodified-Since counts only
+ * without it, and only when it is one HTTP-date (RFC 9110 §13.1.1, §13.1.4).
+ */
+function stillTheVersion(request: IncomingHttpHeaders, file: Version): boolean {
+  const match = headerValue(request['if-match']);
+  if (match !== undefined) return match.trim() === '*' || match.split(',').some((tag) => tag.trim() === file.tag);
+  const since = parseHttpDate(headerValue(request['if-unmodified-since']));
+  return since === undefined || wholeSeconds(file.modified) <= Math.floor(since / 1000);
+}
 
 /** If-None-Match compares tags weakly; If-Modified-Since counts only without it. */
 function clientHasIt(request: IncomingHttpHeaders, file: Version): boolean {
@@ -64,7 +77,9 @@ function part(start: number, end: number, size: number): ResultAnswer {
   return start === 0 && end === size - 1 ? { kind: 'whole' } : { kind: 'part', start, end };
 }
 
+/** The preconditions in the order of RFC 9110 §13.2.2: a false If-Match wins over all the others. */
 export function answerFor(method: string, request: IncomingHttpHeaders, file: Version): ResultAnswer {
+  if (!stillTheVersion(request, file)) return { kind: 'precondition-failed' };
   if (clientHasIt(request, file)) return { kind: 'not-modified' };
   const range = headerValue(request.range);
   if (method !== 'GET' || range === undefined || !rangeStillApplies(headerValue(request['if-range']), file)) return { kind: 'whole' };

@@ -14,6 +14,7 @@ export const apiErrors = {
   result_url_invalid: { status: 403, description: 'The result URL signature is missing or does not match.' },
   result_url_expired: { status: 410, description: 'The result URL has expired; GET the task for a fresh one.' },
   result_not_found: { status: 404, description: 'The result was deleted after the retention period, or never existed.' },
+  precondition_failed: { status: 412, description: 'The If-Match or If-Unmodified-Since of a result download names another version of the file.' },
   range_not_satisfiable: { status: 416, description: 'The Range header asks for bytes beyond the end of the result.' },
   not_found: { status: 404, description: 'No such route.' },
   internal_error: { status: 500, description: 'Unexpected server error.' },

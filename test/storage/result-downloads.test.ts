@@ -95,6 +95,55 @@ test('a client holding the current version gets 304 without a body', async () =>
   assert.equal((await changed.arrayBuffer()).byteLength, 1000);
 });
 
+// RFC 9110 §13.2.2: If-Match first (strong comparison), else If-Unmodified-Since; a false one is
+// 412, before If-None-Match and Range are looked at. A client resuming with If-Match must never
+// splice bytes of another version onto what it holds.
+test('a download under If-Match or If-Unmodified-Since that no longer holds gets 412 precondition_failed, as the Error body', async () => {
+  const head = await fetch(url, { method: 'HEAD' });
+  const tag = head.headers.get('etag') ?? '';
+  const modified = Date.parse(head.headers.get('last-modified') ?? '');
+  const before = new Date(modified - 1000).toUTCString();
+  // The same second in the two obsolete forms a recipient must read (RFC 9110 §5.6.7).
+  const [day, date, month, year, time] = before.split(' ') as [string, string, string, string, string];
+  const days = { Mon: 'Monday', Tue: 'Tuesday', Wed: 'Wednesday', Thu: 'Thursday', Fri: 'Friday', Sat: 'Saturday', Sun: 'Sunday' };
+  const rfc850 = `${days[day.slice(0, 3) as keyof typeof days]}, ${date}-${month}-${year.slice(2)} ${time} GMT`;
+  const asctime = `${day.slice(0, 3)} ${month} ${date.replace(/^0/, ' ')} ${time} ${year}`;
+  for (const headers of [
+    { 'If-Match': '"0-0"' },
+    { 'If-Match': `W/${tag}` },
+    { 'If-Match': '"0-0"', Range: 'bytes=0-9' },
+    { 'If-Match': '"0-0"', 'If-None-Match': tag },
+    { 'If-Unmodified-Since': before },
+    { 'If-Unmodified-Since': before, Range: 'bytes=0-9' },
+    { 'If-Unmodified-Since': rfc850 },
+    { 'If-Unmodified-Since': asctime },
+  ] as Record<string, string>[]) {
+    const res = await fetch(url, { headers });
+    assert.equal(res.status, 412, JSON.stringify(headers));
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(res.headers.get('content-disposition'), null);
+    assert.equal(await errorCode(res), 'precondition_failed');
+  }
+  assert.equal((await fetch(url, { method: 'HEAD', headers: { 'If-Match': '"0-0"' } })).status, 412);
+  // Conditions that hold, and an If-Unmodified-Since that If-Match overrides or that is no date.
+  for (const [headers, status] of [
+    [{ 'If-Match': tag }, 200],
+    [{ 'If-Match': `"0-0", ${tag}` }, 200],
+    [{ 'If-Match': '*' }, 200],
+    [{ 'If-Match': tag, Range: 'bytes=0-9' }, 206],
+    [{ 'If-Match': tag, 'If-None-Match': tag }, 304],
+    [{ 'If-Unmodified-Since': new Date(modified).toUTCString() }, 200],
+    [{ 'If-Match': tag, 'If-Unmodified-Since': before }, 200],
+    [{ 'If-Unmodified-Since': 'yesterday' }, 200],
+    [{ 'If-Unmodified-Since': '1' }, 200],
+    [{ 'If-Unmodified-Since': `${before}, ${before}` }, 200],
+  ] as [Record<string, string>, number][]) {
+    const res = await fetch(url, { headers });
+    assert.equal(res.status, status, JSON.stringify(headers));
+    await res.arrayBuffer();
+  }
+});
+
 test('HEAD gives the headers of the download and no body', async () => {
   const res = await fetch(url, { method: 'HEAD' });
   assert.equal(res.status, 200);

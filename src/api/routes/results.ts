@@ -28,7 +28,9 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
             'and a result deleted after the retention period 404 `result_not_found`. Downloads can resume and revalidate: the answer carries ' +
             '`ETag`, `Last-Modified` and `Accept-Ranges: bytes`; one byte range (`Range: bytes=…`, honoured under a matching `If-Range`) ' +
             'gets 206 with `Content-Range`, a range that starts past the end 416 `range_not_satisfiable` with `Content-Range: bytes */<size>`, ' +
-            'and several ranges or a malformed header the whole file; a matching `If-None-Match` or `If-Modified-Since` gets 304.',
+            'and several ranges or a malformed header the whole file; a matching `If-None-Match` or `If-Modified-Since` gets 304. ' +
+            'An `If-Match` naming no current tag (compared strongly), or without it an `If-Unmodified-Since` before `Last-Modified`, ' +
+            'gets 412 `precondition_failed` before any other condition or range is looked at.',
           params: z.object({ key: z.string() }),
           // A parameter given twice is not the URL we signed: it reads as missing, so the answer is
           // 403 result_url_invalid like any other changed URL, not a validation error.
@@ -49,7 +51,7 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
               },
             },
             304: z.null().describe('The copy the client holds (`If-None-Match` / `If-Modified-Since`) is current; no body.'),
-            ...errorResponses(['result_url_invalid', 'result_url_expired', 'result_not_found', 'range_not_satisfiable']),
+            ...errorResponses(['result_url_invalid', 'result_url_expired', 'result_not_found', 'precondition_failed', 'range_not_satisfiable']),
           },
         },
       },
@@ -95,6 +97,9 @@ function answerWith(
 ): Readable | 'empty' | 'not-modified' {
   const tag = entityTag(file);
   const answer = answerFor(method, headers, { size: file.size, tag, modified: file.modified });
+  if (answer.kind === 'precondition-failed') {
+    throw new ApiError('precondition_failed', 'The result is not the version that If-Match or If-Unmodified-Since names; download it again without them.');
+  }
   if (answer.kind === 'unsatisfiable') {
     throw new ApiError('range_not_satisfiable', `The requested range is outside the result's ${file.size} bytes.`, { 'Content-Range': `bytes */${file.size}` });
   }
