@@ -144,6 +144,20 @@ test('a download under If-Match or If-Unmodified-Since that no longer holds gets
   }
 });
 
+// RFC 9110 §8.6 and §15.4.5: a 304 carries no Content-Length, or the one a 200 would have; a
+// cache would otherwise record the image as empty.
+test('a HEAD by a client holding the current version gets 304 with the headers a GET would, and no Content-Length of 0', async () => {
+  const tag = (await fetch(url, { method: 'HEAD' })).headers.get('etag') ?? '';
+  const get = await fetch(url, { headers: { 'If-None-Match': tag } });
+  await get.arrayBuffer();
+  const head = await fetch(url, { method: 'HEAD', headers: { 'If-None-Match': tag } });
+  assert.equal(head.status, 304);
+  assert.notEqual(head.headers.get('content-length'), '0');
+  for (const name of ['etag', 'last-modified', 'cache-control', 'content-type', 'content-length']) {
+    assert.equal(head.headers.get(name), get.headers.get(name), name);
+  }
+});
+
 test('HEAD gives the headers of the download and no body', async () => {
   const res = await fetch(url, { method: 'HEAD' });
   assert.equal(res.status, 200);

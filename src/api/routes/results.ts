@@ -50,7 +50,7 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
                 'image/webp': { schema: z.unknown().describe('Part of the WebP.') },
               },
             },
-            304: z.null().describe('The copy the client holds (`If-None-Match` / `If-Modified-Since`) is current; no body.'),
+            304: z.null().describe('The copy the client holds (`If-None-Match` / `If-Modified-Since`) is current; no body, and no `Content-Type` or `Content-Length`.'),
             ...errorResponses(['result_url_invalid', 'result_url_expired', 'result_not_found', 'precondition_failed', 'range_not_satisfiable']),
           },
         },
@@ -69,8 +69,10 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           // A stream closes the file when it ends; every other answer (and a throw) closes it here.
           if (!(answer instanceof Readable)) await file.close();
         }
-        // A 304 is sent without a payload, so Fastify adds neither Content-Type nor Content-Length.
-        if (answer === 'not-modified') return reply.send(undefined as unknown as null);
+        // A 304 has no content (RFC 9110 §15.4.5). An empty stream, not undefined: Fastify adds neither
+        // Content-Type nor Content-Length to it, where its automatic HEAD route would add
+        // Content-Length: 0 to an undefined payload, which §8.6 forbids (the file is not empty).
+        if (answer === 'not-modified') return reply.send(Readable.from([]));
         // A download whose client stops reading (a laptop closed mid-download, a script that never
         // reads) would hold its connection and open file for good: Node gives sockets no idle timeout.
         // While the file streams, a socket on which nothing has moved for the request timeout is
