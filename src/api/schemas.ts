@@ -33,6 +33,10 @@ export const taskErrorSchema = z
   })
   .meta({ id: 'BgRemovalError', description: 'Why a task failed. Present only when `status` is `failed`.', ...openToAdditions });
 
+// Date.prototype.toISOString (task-view.ts) writes every timestamp, in UTC with milliseconds: an
+// RFC 3339 date-time for the years 0 to 9999, which the times of tasks and links are in.
+const timestamp = z.iso.datetime({ precision: 3 });
+
 export const bgRemovalSchema = z
   .object({
     id: z.string().describe('Task identifier (`bgr_…`). Used as `{task_id}` in the path.'),
@@ -41,8 +45,8 @@ export const bgRemovalSchema = z
     status: z.enum(['queued', 'processing', 'succeeded', 'failed', 'canceled']).describe(
       '`queued` → `processing` → `succeeded` | `failed`. This version never sets `canceled` (no cancel operation exists); the value is reserved.',
     ),
-    created_at: z.string().nullable().describe('ISO 8601 date-time.'),
-    updated_at: z.string().nullable().describe('ISO 8601 date-time; moves with every status change.'),
+    created_at: timestamp.nullable().describe('ISO 8601 date-time.'),
+    updated_at: timestamp.nullable().describe('ISO 8601 date-time; moves with every status change.'),
     input: z
       .object({
         image_url: z.string(),
@@ -58,7 +62,7 @@ export const bgRemovalSchema = z
           .string()
           .nullable()
           .describe('Signed, expiring URL of the result, freshly signed on every GET. `null` once the result was deleted after the retention period.'),
-        expires_at: z.string().nullable().describe('When `url` stops working (ISO 8601); `null` when `url` is.'),
+        expires_at: timestamp.nullable().describe('When `url` stops working (ISO 8601); `null` when `url` is.'),
         width: z.number().int(),
         height: z.number().int(),
         format: z.enum(outputFormats),

@@ -18,6 +18,26 @@ interface ResponseObject {
   content?: Record<string, unknown>;
 }
 
+interface PropertySchema {
+  type?: string | string[];
+  format?: string;
+  anyOf?: PropertySchema[];
+  properties?: Record<string, PropertySchema>;
+}
+
+interface TaskSchema {
+  properties: Record<'created_at' | 'updated_at', PropertySchema> & { output: { anyOf: PropertySchema[] } };
+}
+
+/** The string branch of a nullable string's schema, whichever way it is written, with its format. */
+function nullableString(schema: PropertySchema): { format?: string } {
+  const branches = schema.anyOf ?? [schema];
+  const string = branches.find((b) => b.type === 'string' || (Array.isArray(b.type) && b.type.includes('string')));
+  assert.ok(string, JSON.stringify(schema));
+  assert.ok(branches.some((b) => b.type === 'null' || (Array.isArray(b.type) && b.type.includes('null'))), JSON.stringify(schema));
+  return string.format === undefined ? {} : { format: string.format };
+}
+
 describeEachEngine('OpenAPI description', (engine) => {
   let server: TestServer;
   let doc: OpenApiDoc;
@@ -62,6 +82,16 @@ describeEachEngine('OpenAPI description', (engine) => {
       ['created_at', 'error', 'id', 'input', 'model', 'object', 'output', 'status', 'updated_at', 'usage'].sort(),
     );
     assert.ok(schemas.Error);
+  });
+
+  // A client generated from the description types a field by its format: without one, the
+  // timestamps of a task were plain strings to it.
+  test('publishes the timestamps of a task as date-time strings (or null)', () => {
+    const task = doc.components.schemas.BgRemoval as TaskSchema;
+    const output = task.properties.output.anyOf.find((s) => s.properties)!;
+    for (const [name, schema] of [['created_at', task.properties.created_at], ['updated_at', task.properties.updated_at], ['output.expires_at', output.properties!.expires_at!]] as const) {
+      assert.deepEqual(nullableString(schema), { format: 'date-time' }, name);
+    }
   });
 
   test('publishes the request body as CreateBgRemoval, as a client sends it: only image_url is required', () => {
