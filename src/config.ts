@@ -17,22 +17,25 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER, why?: string) =>
 const hours = (min: number, exclusive = false) =>
   (exclusive ? z.coerce.number().positive() : z.coerce.number().min(min)).max(maxHours, `must be at most ${maxHours} (10 years)`);
 const maxHours = 87_600;
+
+// Result and upload URLs are this base with a path appended, and the API publishes them as URIs.
+// So it is an absolute http(s) URI in RFC 3986's characters (valid percent-escapes included)
+// with no user name (it would be handed to every client), query or fragment (either would
+// swallow the path appended to it). The WHATWG parse of z.url alone let all of those through.
+const uriBase = /^https?:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]+)(?::\d*)?(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?$/i;
+const publicUrl = z
+  .string()
+  .trim()
+  .pipe(z.url({ protocol: /^https?$/ }))
+  .refine(
+    (url) => uriBase.test(url) && !/%(?![0-9A-Fa-f]{2})/.test(url),
+    'must be an http(s) URL without user name, query or fragment, written in the characters of RFC 3986 (percent-encode others)',
+  );
+
 /** Counts that PostgreSQL compares with integer columns and parameters. */
 const maxInt32 = 2_147_483_647;
 /** S3 presigned URLs live at most 7 days; disk results are held to the same bound. */
 export const maxResultUrlTtlSeconds = 604_800;
-
-/**
- * Links are made by appending a path to this base: a path appended after a query string or a
- * fragment lands in them, and a user name would go out in every link (which browsers then refuse to
- * load, or ask a password for). The raw text is checked, since the URL parser drops a bare `?`,
- * `#` or `@`.
- */
-const publicUrl = z
-  .url({ protocol: /^https?$/ })
-  .refine((v) => !v.includes('?'), 'must not have a query string (?…): links are made by appending a path to it')
-  .refine((v) => !v.includes('#'), 'must not have a fragment (#…): links are made by appending a path to it')
-  .refine((v) => !/^[a-z][a-z0-9+.-]*:\/\/[^/?#\\]*@/i.test(v), 'must not hold a user name or password (…@ before the host): it would go out in every link');
 
 export const envSchema = z.object({
   PORT: int(0, 65535).default(8080),

@@ -58,8 +58,11 @@ export const bgRemovalSchema = z
       .nullable(),
     output: z
       .object({
+        // A URI: the service's own link is CUTOUT_PUBLIC_URL (config.ts holds it to RFC 3986) or
+        // http://<HOST>:<port>, with a path and query of URL-safe characters; a bucket's is the
+        // AWS SDK's presigned URL, every part of it percent-encoded.
         url: z
-          .string()
+          .url()
           .nullable()
           .describe('Signed, expiring URL of the result, freshly signed on every GET. `null` once the result was deleted after the retention period.'),
         expires_at: timestamp.nullable().describe('When `url` stops working (ISO 8601); `null` when `url` is.'),

@@ -94,6 +94,11 @@ describeEachEngine('OpenAPI description', (engine) => {
     }
   });
 
+  test('publishes the result URL of a task as a URI (or null)', () => {
+    const output = (doc.components.schemas.BgRemoval as TaskSchema).properties.output.anyOf.find((s) => s.properties)!;
+    assert.deepEqual(nullableString(output.properties!.url!), { format: 'uri' });
+  });
+
   test('publishes the request body as CreateBgRemoval, as a client sends it: only image_url is required', () => {
     const body = doc.paths['/bg/removals']?.post?.requestBody?.content['application/json']?.schema;
     assert.equal(body?.$ref, '#/components/schemas/CreateBgRemoval');

@@ -76,6 +76,36 @@ test('a metrics token shorter than 16 characters is refused without being echoed
   assert.throws(() => loadConfig({ CUTOUT_METRICS_TOKEN: 'correct horse battery staple' }), /CUTOUT_METRICS_TOKEN: .*no spaces/);
 });
 
+// Result and upload URLs are CUTOUT_PUBLIC_URL with a path appended, published as URIs: a query
+// or fragment there would swallow that path (every result URL would fetch the home page), and
+// anything outside RFC 3986 would be handed to clients as written.
+test('a CUTOUT_PUBLIC_URL that URLs cannot be appended to, or that is not written as a URI, stops the start, naming it', () => {
+  for (const value of [
+    'https://cutout.example.test/#top',
+    'https://cutout.example.test/?',
+    'https://cutout.example.test/?lang=en',
+    'https://ops:pw@cutout.example.test',
+    'https://cutout.example.test/my app',
+    'https://cütout.example.test',
+    'https://cutout.example.test/äpp',
+    'https://cutout.example.test\\app',
+    'https://cutout.example.test/100%',
+    'https://cutout.example.test/a|b',
+  ]) {
+    assert.throws(() => loadConfig({ CUTOUT_PUBLIC_URL: value }), /CUTOUT_PUBLIC_URL: .*RFC 3986/, value);
+  }
+  assert.doesNotMatch(String((() => { try { loadConfig({ CUTOUT_PUBLIC_URL: 'https://ops:Hunter2@cutout.example.test' }); } catch (err) { return err; } })()), /Hunter2/);
+  for (const [value, kept] of [
+    ['https://cutout.example.test/', 'https://cutout.example.test'],
+    ['HTTPS://Cutout.Example.test:8443/app/', 'HTTPS://Cutout.Example.test:8443/app'],
+    ['http://[::1]:8080', 'http://[::1]:8080'],
+    ['https://xn--ctout-jua.example.test/my%20app', 'https://xn--ctout-jua.example.test/my%20app'],
+    ['https://cutout.example.test\n', 'https://cutout.example.test'],
+  ]) {
+    assert.equal(loadConfig({ CUTOUT_PUBLIC_URL: value }).publicUrl, kept, value);
+  }
+});
+
 test('result URL lifetimes and other durations are bounded, the variable named', async () => {
   const ttl = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: dataDir, CUTOUT_RESULT_URL_TTL_SECONDS: '10000000000000' });
   assert.equal(ttl.code, 1);
