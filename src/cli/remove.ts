@@ -1,4 +1,5 @@
 // `cutout remove`: the service's pipeline on local files, without a server or a database.
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -72,12 +73,25 @@ function refuseSharedTargets(files: string[], targets: string[]): void {
 /**
  * A cutout written over its own input (its own folder as --out-dir, in its own format: photo.png →
  * ./photo.png) would replace the photo, read just before, so the command would succeed and the
- * original be gone: refused before any work. Compared without case, as above.
+ * original be gone: refused before any work. Compared without case, as above, and as files: a
+ * folder reached through a symbolic link (an --out-dir linked to the photos' folder) or a hard link
+ * names the same file by another path.
  */
 function refuseOverwrittenInputs(files: string[], targets: string[]): void {
   // Another input cannot be the target: it would share the target's name, and so be refused above.
-  const overwritten = [...new Set(files.map((file) => path.resolve(file)).filter((file, index) => file.toLowerCase() === targets[index]!.toLowerCase()))];
+  const overwritten = [...new Set(files.map((file) => path.resolve(file)).filter((file, index) => sameFile(file, targets[index]!)))];
   if (overwritten.length === 0) return;
   const lines = overwritten.map((file) => `  ${file} would be written over by its own cutout`);
   throw new CliError(`cutout remove: these files would be replaced by the cutouts:\n${lines.join('\n')}\nChoose another --out-dir.`, 2);
+}
+
+function sameFile(input: string, target: string): boolean {
+  if (input.toLowerCase() === target.toLowerCase()) return true;
+  // A target not there yet, or an input that cannot be read (reported as that file's failure), is no clash.
+  try {
+    const [a, b] = [fs.statSync(input), fs.statSync(target)];
+    return a.dev === b.dev && a.ino === b.ino;
+  } catch {
+    return false;
+  }
 }

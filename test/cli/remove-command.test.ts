@@ -60,6 +60,21 @@ describe('cutout remove on local files', () => {
     assert.ok(fs.readFileSync(photo).equals(original), 'the photo is unchanged');
   });
 
+  test('a file whose cutout would be written over it through a linked folder (--out-dir a symbolic link to its own folder) is refused, and the photo is kept', async () => {
+    const own = path.join(dir, 'linked-own');
+    fs.mkdirSync(own);
+    const linked = path.join(dir, 'linked-out');
+    fs.symlinkSync(own, linked, 'dir');
+    const photo = path.join(own, 'keep.png');
+    const original = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3c3' } }).png().toBuffer();
+    fs.writeFileSync(photo, original);
+    const run = await runCli(['remove', photo, '--out-dir', linked], { CUTOUT_DATA_DIR: dir });
+
+    assert.equal(run.code, 2, run.stderr);
+    assert.ok(run.stderr.includes(`${photo} would be written over by its own cutout`), run.stderr);
+    assert.ok(fs.readFileSync(photo).equals(original), 'the photo is unchanged');
+  });
+
   test('without --out-dir it refuses with a message and exit code 2', async () => {
     const run = await runCli(['remove', 'photo.jpg'], { CUTOUT_DATA_DIR: dir });
     assert.equal(run.code, 2);
