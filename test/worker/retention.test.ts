@@ -122,7 +122,10 @@ describeEachEngine('retention of result files', (engine) => {
   test('a process looks for such temporary files at most once an hour, not on every sweep of the minute', async () => {
     const task = await succeededTask(store.db, Date.now());
     const hourly = new Maintenance(store.db, results, config, pino({ level: 'silent' }));
-    const now = Date.now();
+    // A minute back: a new file's time comes from the kernel's coarse clock, a few milliseconds
+    // behind Date.now(), so the fresh temporary file made just after `now` read as older than it
+    // and was swept an hour of `now` later with the stale one.
+    const now = Date.now() - 60_000;
     assert.equal((await hourly.run(now)).temporariesRemoved, 0);
     const left = leaveWrites(dir, task.key);
     assert.equal((await hourly.run(now + 60_000)).temporariesRemoved, 0, 'a minute later the folder is not listed again');
