@@ -44,8 +44,11 @@ export interface WebMaintenanceDone {
   temporaries: number;
 }
 
-/** Attempts are kept a day, longer than any throttle window (sign-in 15 minutes, sign-up an hour). */
-/** `sweepTemporaries`: whether to list the uploads' folder for them too (the schedule does so hourly). */
+/**
+ * Attempts are kept a day, longer than any throttle window (sign-in 15 minutes, sign-up an hour).
+ * `sweepTemporaries`: whether to list the uploads' folder for leftover temporary files too (the
+ * schedule does so hourly).
+ */
 export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now(), sweepTemporaries = true): Promise<WebMaintenanceDone> {
   const sessions = await purgeExpiredSessions(deps.db, now);
   const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
