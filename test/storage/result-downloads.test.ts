@@ -1,6 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
 import { loadSigningSecret, ResultUrlSigner } from '../../src/storage/signed-url.ts';
@@ -17,6 +18,19 @@ let url: string;
 
 async function errorCode(res: Response): Promise<string> {
   return ((await res.json()) as { error: { code: string } }).error.code;
+}
+
+/** The status of a GET whose array-valued headers go out as one header line per value, which fetch cannot send. */
+function statusWithLines(headers: Record<string, string | string[]>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
 }
 
 before(async () => {
@@ -142,6 +156,21 @@ test('a download under If-Match or If-Unmodified-Since that no longer holds gets
     assert.equal(res.status, status, JSON.stringify(headers));
     await res.arrayBuffer();
   }
+});
+
+// RFC 9110 §5.3: two lines of a field are one list. §13.1.3 and §13.1.4 have a recipient ignore an
+// If-Modified-Since or If-Unmodified-Since that holds more than one date, and Node keeps only the
+// first line of these fields, so the second date was never seen.
+test('an If-Unmodified-Since or If-Modified-Since sent on two lines is a list of dates and is ignored', async () => {
+  const head = await fetch(url, { method: 'HEAD' });
+  const modified = Date.parse(head.headers.get('last-modified') ?? '');
+  const before = new Date(modified - 1000).toUTCString();
+  const now = new Date(modified).toUTCString();
+  assert.equal(await statusWithLines({ 'If-Unmodified-Since': [before, now] }), 200, 'If-Unmodified-Since');
+  assert.equal(await statusWithLines({ 'If-Modified-Since': [now, before] }), 200, 'If-Modified-Since');
+  // One line of each still counts.
+  assert.equal(await statusWithLines({ 'If-Unmodified-Since': before }), 412);
+  assert.equal(await statusWithLines({ 'If-Modified-Since': now }), 304);
 });
 
 // RFC 9110 §8.6 and §15.4.5: a 304 carries no Content-Length, or the one a 200 would have; a

@@ -9,6 +9,7 @@ import type { ApiContext } from '../context.ts';
 import type { StoredResult } from '../../storage/disk-result-store.ts';
 import { answerFor, entityTag } from '../result-response.ts';
 import { contentTypeOf } from '../../storage/result-store.ts';
+import { combinedLines } from '../single-header.ts';
 
 const signedParameter = z.string().optional().catch(undefined);
 
@@ -64,7 +65,7 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         if (!file) throw new ApiError('result_not_found', 'The result no longer exists; results are deleted after the retention period.');
         let answer: Readable | 'empty' | 'not-modified' | undefined;
         try {
-          answer = answerWith(reply, request.method, request.headers, key, file, Number(request.query.expires));
+          answer = answerWith(reply, request.method, conditionHeaders(request.headers, request.raw.rawHeaders), key, file, Number(request.query.expires));
         } finally {
           // A stream closes the file when it ends; every other answer (and a throw) closes it here.
           if (!(answer instanceof Readable)) await file.close();
@@ -82,6 +83,19 @@ export function resultRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         return reply.send(answer === 'empty' ? Readable.from([]) : answer);
       },
     );
+  };
+}
+
+/**
+ * The request's headers with each date condition as all of its lines: Node keeps only the first line
+ * of If-Modified-Since and If-Unmodified-Since, where two lines are a list of dates, which RFC 9110
+ * §13.1.3 and §13.1.4 have a recipient ignore (the parse of one HTTP-date refuses the list).
+ */
+function conditionHeaders(headers: IncomingHttpHeaders, rawHeaders: string[]): IncomingHttpHeaders {
+  return {
+    ...headers,
+    'if-modified-since': combinedLines(rawHeaders, 'if-modified-since'),
+    'if-unmodified-since': combinedLines(rawHeaders, 'if-unmodified-since'),
   };
 }
 
