@@ -22,14 +22,16 @@ const maxHours = 87_600;
 // So it is an absolute http(s) URI in RFC 3986's characters (valid percent-escapes included)
 // with no user name (it would be handed to every client), query or fragment (either would
 // swallow the path appended to it). The WHATWG parse of z.url alone let all of those through.
-const uriBase = /^https?:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]+)(?::\d*)?(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?$/i;
+// The host has no percent-escapes: curl and Python look a host up as written, so a non-ASCII
+// one goes out in its IDNA (xn--) form, as RFC 3986 §3.2.2 advises.
+const uriBase = /^https?:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=-]+)(?::\d*)?(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?$/i;
 const publicUrl = z
   .string()
   .trim()
   .pipe(z.url({ protocol: /^https?$/ }))
   .refine(
     (url) => uriBase.test(url) && !/%(?![0-9A-Fa-f]{2})/.test(url),
-    'must be an http(s) URL without user name, query or fragment, written in the characters of RFC 3986 (percent-encode others)',
+    'must be an http(s) URL without user name, query or fragment, written in the characters of RFC 3986 (percent-encode others in the path; a host name that is not ASCII in its xn-- form)',
   );
 
 /** Counts that PostgreSQL compares with integer columns and parameters. */

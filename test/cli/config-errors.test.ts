@@ -106,6 +106,15 @@ test('a CUTOUT_PUBLIC_URL that URLs cannot be appended to, or that is not writte
   }
 });
 
+// The refusal of a non-ASCII host said to percent-encode it, and a host so encoded was taken: its
+// links then reach only clients that decode a host (browsers, fetch); curl and Python's urllib
+// look up "c%C3%BCtout…" as written. RFC 3986 §3.2.2: such a host goes out in its IDNA form.
+test('a CUTOUT_PUBLIC_URL host that is not ASCII, or is percent-encoded, stops the start, asking for its xn-- form', () => {
+  for (const value of ['https://cütout.example.test', 'https://c%C3%BCtout.example.test', 'https://cutout.example.test%2F:8443/app']) {
+    assert.throws(() => loadConfig({ CUTOUT_PUBLIC_URL: value }), /CUTOUT_PUBLIC_URL: .*xn--/, value);
+  }
+});
+
 test('result URL lifetimes and other durations are bounded, the variable named', async () => {
   const ttl = await runCli(['accounts', 'show', 'acct_x'], { CUTOUT_DATA_DIR: dataDir, CUTOUT_RESULT_URL_TTL_SECONDS: '10000000000000' });
   assert.equal(ttl.code, 1);
