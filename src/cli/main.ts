@@ -172,6 +172,14 @@ main(args).catch((err: unknown) => {
 function describeFailure(err: unknown): { code: string; message: string; exitCode: number } | undefined {
   if (err instanceof CliError) return { code: err.code, message: err.message, exitCode: err.exitCode };
   if (err instanceof ConfigError) return { code: 'invalid_configuration', message: err.message, exitCode: 1 };
+  // A file this user may not write (left by a command run as root) is no outage that passes.
+  if (err instanceof Error && /^SQLITE_READONLY/.test(String((err as { code?: unknown }).code))) {
+    return {
+      code: 'database_read_only',
+      message: `the database cannot be written (${err.message}): the data folder (CUTOUT_DATA_DIR) and the cutout.sqlite files in it must be writable by the user that runs cutout`,
+      exitCode: 1,
+    };
+  }
   // A server holding SQLite's write lock past the busy timeout, or PostgreSQL going away mid-command:
   // nothing is wrong with the command, and running it again shortly may work.
   if (isDatabaseOutage(err)) {

@@ -66,7 +66,15 @@ function openSqlite(dataDir: string): Db {
   const location = path.join(dataDir, 'cutout.sqlite');
   // The busy timeout makes writers queue instead of failing when two processes touch the file at
   // once; given here, it holds from the file's first statement on.
-  const file = new SQLite(location, { timeout: busyTimeoutMs });
+  let file: SQLite.Database;
+  try {
+    file = new SQLite(location, { timeout: busyTimeoutMs });
+  } catch (err) {
+    // SQLITE_CANTOPEN, which the API counts as an outage, is here a folder this user may not write
+    // (SQLite creates the file, and its -wal and -shm beside it): waiting would not mend it.
+    const hint = canWrite(dataDir) ? '' : `; ${dataDir} must be writable by the user that runs cutout`;
+    throw new DatabaseUnavailableError(`cannot open the database ${location}: ${describeError(err)}${hint}`, { cause: err });
+  }
   try {
     switchToWal(file, Date.now() + busyTimeoutMs);
     file.pragma('foreign_keys = ON');
@@ -79,6 +87,15 @@ function openSqlite(dataDir: string): Db {
     throw new DatabaseUnavailableError(`cannot use the database ${location}: ${describeError(err)}`, { cause: err });
   }
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
+}
+
+function canWrite(folder: string): boolean {
+  try {
+    fs.accessSync(folder, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

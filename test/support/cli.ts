@@ -9,11 +9,15 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the `cutout` command from source in a child process with the given environment (and standard input). */
-export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<CliRun> {
+/**
+ * Runs the `cutout` command from source in a child process with the given environment (and standard
+ * input), as another user when `as` names one (a test running as root sees what a service user sees).
+ */
+export function runCli(args: string[], env: Record<string, string>, input?: string, as?: { uid: number; gid: number }): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/main.ts'), ...args], {
       cwd: repo,
+      ...as,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
