@@ -8,6 +8,7 @@ import { RateLimiter, type RateLimit } from './api/rate-limiter.ts';
 import { SharedRateLimiter } from './api/shared-rate-limiter.ts';
 import { bootstrapLocalAccount } from './bootstrap.ts';
 import type { Config } from './config.ts';
+import { listen } from './listen.ts';
 import { createLogger, withLogSerializers } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { engineOf, openDatabase, pingDatabase, type Db } from './store/database.ts';
@@ -74,7 +75,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     logger,
   );
   const drain = drainOnClose(app.server);
-  await app.listen({ port: config.port, host: config.host });
+  await listen(app, config.host, 'PORT', config.port);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `cutout`: the server and the operator's commands, on the same data folder and environment.
 import { ConfigError, loadConfig } from '../config.ts';
+import { ListenError } from '../listen.ts';
 import { openDatabase } from '../store/database.ts';
 import { isDatabaseOutage } from '../store/database-outage.ts';
 import { accountsCommand, creditsCommand } from './accounts.ts';
@@ -172,6 +173,7 @@ main(args).catch((err: unknown) => {
 function describeFailure(err: unknown): { code: string; message: string; exitCode: number } | undefined {
   if (err instanceof CliError) return { code: err.code, message: err.message, exitCode: err.exitCode };
   if (err instanceof ConfigError) return { code: 'invalid_configuration', message: err.message, exitCode: 1 };
+  if (err instanceof ListenError) return { code: err.code, message: err.message, exitCode: 1 };
   // A file this user may not write (left by a command run as root) is no outage that passes.
   if (err instanceof Error && /^SQLITE_READONLY/.test(String((err as { code?: unknown }).code))) {
     return {

@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { registerHealthRoutes } from '../api/plugins/health.ts';
 import type { Config } from '../config.ts';
+import { listen } from '../listen.ts';
 import { createLogger, withLogSerializers } from '../logger.ts';
 import { Metrics } from '../metrics.ts';
 import { openDatabase, pingDatabase, type Db } from '../store/database.ts';
@@ -40,7 +41,7 @@ export async function startWorkerProcess(config: Config, options: { logger?: Log
     },
   ], config.metricsToken);
   // The port answers while the model loads, so an orchestrator sees a live but not-ready worker.
-  await health.listen({ port: config.metricsPort, host: config.host });
+  await listen(health, config.host, 'CUTOUT_METRICS_PORT', config.metricsPort);
   const address = health.server.address();
   const port = typeof address === 'object' && address ? address.port : config.metricsPort;
 

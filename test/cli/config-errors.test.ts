@@ -2,6 +2,7 @@
 // one line, no stack trace, for a database it cannot reach or a data folder it cannot use.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -192,10 +193,22 @@ test('a port in use stops serve with one line', async () => {
   try {
     const run = await runCli(['serve', '--no-worker'], { CUTOUT_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port) });
     assert.equal(run.code, 1);
-    assert.equal(run.stderr, `cutout: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`);
+    assert.equal(run.stderr, `cutout: cannot listen on HOST "127.0.0.1", PORT ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`);
+    const worker = await runCli(['worker'], { CUTOUT_DATA_DIR: dataDir, HOST: '127.0.0.1', CUTOUT_METRICS_PORT: String(port) });
+    assert.equal(worker.code, 1);
+    assert.equal(worker.stderr, `cutout: cannot listen on HOST "127.0.0.1", CUTOUT_METRICS_PORT ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`);
   } finally {
     taken.close();
   }
+});
+
+// In a network namespace of its own, so that the name's lookup fails without a query leaving the machine.
+const isolated = spawnSync('unshare', ['-n', 'true']).status === 0;
+test('a HOST that cannot be looked up stops serve naming HOST, not as a database to try again', { skip: isolated ? false : 'needs unshare -n (root)' }, async () => {
+  const run = await runCli(['serve', '--no-worker'], { CUTOUT_DATA_DIR: dataDir, HOST: 'api.cutout.invalid', PORT: '0' }, undefined, { within: ['unshare', '-n'] });
+  assert.equal(run.code, 1);
+  assert.doesNotMatch(run.stderr, /database|try again/);
+  assert.match(run.stderr, /^cutout: cannot listen on HOST "api\.cutout\.invalid", PORT 0: getaddrinfo E[A-Z_]+ api\.cutout\.invalid\n$/);
 });
 
 test('a signing secret file of the wrong size stops serve with its code, one line', async () => {

@@ -10,7 +10,7 @@ import { openDatabase } from '../../src/store/database.ts';
 import { runCli } from '../support/cli.ts';
 
 // Root writes anywhere, so as root the command runs as nobody, the usual service user's rights.
-const serviceUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+const serviceUser = process.getuid?.() === 0 ? { as: { uid: 65534, gid: 65534 } } : {};
 
 let root: string;
 before(() => {

@@ -9,15 +9,20 @@ export interface CliRun {
   stderr: string;
 }
 
-/**
- * Runs the `cutout` command from source in a child process with the given environment (and standard
- * input), as another user when `as` names one (a test running as root sees what a service user sees).
- */
-export function runCli(args: string[], env: Record<string, string>, input?: string, as?: { uid: number; gid: number }): Promise<CliRun> {
+export interface RunOptions {
+  /** Another user to run as: a test running as root then sees what a service user sees. */
+  as?: { uid: number; gid: number };
+  /** A command that runs node, such as `unshare -n` (no network but its own loopback). */
+  within?: string[];
+}
+
+/** Runs the `cutout` command from source in a child process with the given environment (and standard input). */
+export function runCli(args: string[], env: Record<string, string>, input?: string, options: RunOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/main.ts'), ...args], {
+    const [command, ...prefix] = [...(options.within ?? []), process.execPath];
+    const child = spawn(command!, [...prefix, '--import', 'tsx', path.join(repo, 'src/cli/main.ts'), ...args], {
       cwd: repo,
-      ...as,
+      ...options.as,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
