@@ -54,6 +54,15 @@ export function loadSegmenter(options: SegmenterOptions): Promise<Segmenter> {
 }
 
 /**
+ * The session could not be built (a data folder where the optimised graph cannot be saved, missing
+ * weights). Its message is the thread's; a stack would be this thread's, which says nothing of it.
+ */
+export class ModelLoadError extends Error {
+  override name = 'ModelLoadError';
+  readonly code = 'model_load_failed';
+}
+
+/**
  * A segmenter with a session and thread of its own, apart from the process-wide one (the quality
  * benchmark runs the fp32 graph beside the product's as its baseline). A process that runs the model
  * runs its tasks too, so this also sets its garbage collector for them (garbage-collection.ts).
@@ -102,7 +111,7 @@ export function startSegmenter(options: SegmenterOptions, onExit: () => void = (
     thread.on('message', (reply: ThreadReply) => {
       if ('kind' in reply) {
         if (reply.kind === 'ready') resolve(segmenter);
-        else reject(new Error(`model failed to load: ${reply.message}`));
+        else reject(new ModelLoadError(`model failed to load: ${reply.message}`));
         // An idle thread must not keep a finished process alive; it is held only while work is pending.
         thread.unref();
         return;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { openDatabase } from '../../src/store/database.ts';
 import { runCli } from '../support/cli.ts';
 
@@ -43,4 +44,20 @@ test('a database file the process cannot write stops serve saying so, not a busy
   assert.equal(run.code, 1);
   assert.doesNotMatch(run.stderr, /busy|try again/);
   assert.match(run.stderr, /^cutout: database_read_only: the database cannot be written \(attempt to write a readonly database\): the data folder \(CUTOUT_DATA_DIR\) and the cutout\.sqlite files in it must be writable by the user that runs cutout\n$/);
+});
+
+// A process that runs the model saves its optimised graph under <data folder>/models; its thread's
+// failure had only the main thread's stack to show, which says nothing about the folder.
+test('a data folder where the optimised model cannot be saved stops a model-running command with one line, no stack trace', async () => {
+  const dataDir = path.join(root, 'no-models');
+  fs.mkdirSync(dataDir);
+  fs.chmodSync(dataDir, 0o555);
+  const out = path.join(root, 'out');
+  fs.mkdirSync(out);
+  fs.chmodSync(out, 0o777);
+  const photo = path.join(root, 'photo.png');
+  fs.writeFileSync(photo, await sharp({ create: { width: 8, height: 8, channels: 3, background: '#36c' } }).png().toBuffer());
+  const run = await runCli(['remove', photo, '--out-dir', out], env(dataDir), undefined, serviceUser);
+  assert.equal(run.code, 1);
+  assert.equal(run.stderr, `cutout: model_load_failed: model failed to load: EACCES: permission denied, mkdir '${dataDir}/models'\n`);
 });
