@@ -96,12 +96,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     metrics,
     bootstrapKey: bootstrap?.key,
     async close() {
-      maintenance.stop();
+      const sweeping = maintenance.stop();
       const stopping = worker?.stop(config.shutdownGraceMs);
       const closing = app.close();
       drain(config.shutdownGraceMs);
       await closing;
       await stopping;
+      await sweeping;
       results.close();
       await db.destroy();
     },

@@ -22,6 +22,8 @@ export interface ExpiredFiles<T> {
   /** Records that these items' files are deleted. */
   record(ids: string[]): Promise<void>;
   onFailure(key: string, err: unknown): void;
+  /** Whether to end after the batch in hand: the process is stopping, and the next start goes on. */
+  stopped?: () => boolean;
 }
 
 export interface SweepResult {
@@ -40,7 +42,7 @@ export async function deleteExpiredFiles<T>(sweep: ExpiredFiles<T>): Promise<Swe
     const { done, outage } = await deleteFilesOf(batch, sweep);
     await sweep.record(done.map((item) => sweep.idOf(item)));
     deleted += done.length;
-    if (outage || batch.length < sweep.batch) return { deleted, outage };
+    if (outage || batch.length < sweep.batch || sweep.stopped?.()) return { deleted, outage };
     after = sweep.idOf(batch.at(-1)!);
   }
 }

@@ -12,7 +12,9 @@ import { staleTemporaryMs } from '../storage/atomic-write.ts';
 
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  /** The sweep in progress, which stop() waits for. */
+  private sweep: Promise<void> | undefined;
+  private stopped = false;
   /**
    * When this process last looked for temporaries: at most once per staleTemporaryMs, since listing
    * a folder of a day's results every minute would cost far more than the rare leftover it finds.
@@ -55,6 +57,7 @@ export class Maintenance {
       remove: (key) => this.results.delete(key),
       record: (taskIds) => markResultsDeleted(this.db, taskIds, now),
       onFailure: (key, err) => this.logger.warn({ err, key }, 'deleting a result file failed; the next sweep tries again'),
+      stopped: () => this.stopped,
     });
     if (outage) this.logger.warn({ err: outage }, `${outage.what} failed; the sweep of expired results stops here, and the next sweep tries the rest again`);
     return deleted;
@@ -63,18 +66,27 @@ export class Maintenance {
   start(intervalMs = 60_000): void {
     // A sweep through a backlog can outlast the interval; ticks meanwhile are skipped.
     const tick = (): void => {
-      if (this.running) return;
-      this.running = true;
-      this.run()
-        .catch((err: unknown) => this.logger.error({ err }, 'maintenance failed'))
-        .finally(() => (this.running = false));
+      if (this.sweep) return;
+      this.sweep = this.run()
+        .then(
+          () => {},
+          (err: unknown) => this.logger.error({ err }, 'maintenance failed'),
+        )
+        .finally(() => (this.sweep = undefined));
     };
     tick();
     this.timer = setInterval(tick, intervalMs);
     this.timer.unref();
   }
 
-  stop(): void {
+  /**
+   * Ends the schedule, and the sweep in progress after the batch in hand (deleted and recorded),
+   * resolving once it has ended: the process closes its stores next, which the sweep would otherwise
+   * meet closed, failing with an error in the log of an ordinary stop.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
+    await this.sweep;
   }
 }
