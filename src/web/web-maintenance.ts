@@ -31,6 +31,8 @@ export interface WebMaintenanceDeps {
   config: Pick<Config, 'resultRetentionHours'>;
   /** Told of each upload that could not be deleted, or of the outage that ended a sweep (the next run tries again). */
   logger?: Pick<FastifyBaseLogger, 'warn'>;
+  /** Whether to end each sweep after the batch in hand: the process is stopping. */
+  stopped?: () => boolean;
 }
 
 export interface WebMaintenanceDone {
@@ -80,6 +82,7 @@ function deleteExpiredUploads(deps: WebMaintenanceDeps, finishedBefore: number):
     remove: (key) => deps.uploads.delete(key),
     record: (taskIds) => forgetUploads(deps.db, taskIds),
     onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an upload failed; the next run tries again'),
+    stopped: deps.stopped,
   });
 }
 
@@ -95,33 +98,42 @@ function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number)
     remove: (key) => deps.uploads.delete(key),
     record: (keys) => forgetPendingUploads(deps.db, keys),
     onFailure: (key, err) => deps.logger?.warn({ err, key }, 'deleting an orphaned upload failed; the next run tries again'),
+    stopped: deps.stopped,
   });
 }
 
-export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: FastifyBaseLogger, intervalMs = 60_000): () => void {
-  let running = false;
+/**
+ * Runs every intervalMs. The function returned stops the schedule, and the run in progress after its
+ * batch in hand, resolving once that run has ended: the process closes its stores next.
+ */
+export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: FastifyBaseLogger, intervalMs = 60_000): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let stopped = false;
   // As for results (Maintenance): listing the uploads' folder every minute would cost far more than
   // the rare leftover it finds.
   let temporariesSweptAt = -Infinity;
   // A run through a backlog can outlast the interval; ticks meanwhile are skipped.
   const tick = (): void => {
     if (running) return;
-    running = true;
     const now = Date.now();
     const sweepTemporaries = now - temporariesSweptAt >= staleTemporaryMs;
     if (sweepTemporaries) temporariesSweptAt = now;
-    runWebMaintenance({ logger, ...deps }, now, sweepTemporaries)
+    running = runWebMaintenance({ logger, ...deps, stopped: () => stopped }, now, sweepTemporaries)
       .then(
         (done) => {
           if (done.sessions + done.attempts + done.signUps + done.uploads + done.orphanedUploads + done.temporaries > 0) logger.info(done, 'web maintenance');
         },
         (err: unknown) => logger.error({ err }, 'web maintenance failed'),
       )
-      .finally(() => (running = false));
+      .finally(() => (running = undefined));
   };
   const timer = setInterval(tick, intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await running;
+  };
 }
 
 /** Runs a sweep, and logs the outage that ended it, if one did. */
