@@ -3,6 +3,7 @@
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { TaskError } from '../domain/errors.ts';
 import { widePrimariesOf, withPrimariesProfile, type WidePrimaries } from './avif-colour.ts';
+import { jpegScans, maxJpegScans } from './jpeg-scans.ts';
 import { deepSamples, eightBit, type DeepSamples } from './sample-formats.ts';
 
 // libvips' operation cache keeps up to 50 MB of recent results for reuse; every image here is new
@@ -68,6 +69,9 @@ export async function readHeader(input: Buffer, maxPixels: number): Promise<Imag
   // phones): its decoder is left out for patent reasons, so such a file would only fail to decode.
   if (metadata.format === 'heif' && metadata.compression === 'hevc') {
     throw new TaskError('unsupported_image', 'HEIC images (HEIF coded with HEVC) are not supported; send JPEG, PNG, WebP, GIF, AVIF or TIFF.');
+  }
+  if (metadata.isProgressive === true && metadata.format === 'jpeg' && jpegScans(input, maxJpegScans) > maxJpegScans) {
+    throw new TaskError('unsupported_image', `Progressive JPEGs of more than ${maxJpegScans} scans are not supported (each scan is another pass over the whole image; encoders write about 10); save it again as a JPEG.`);
   }
   const { width, height } = metadata.autoOrient;
   if (!(width > 0 && height > 0)) throw new TaskError('unsupported_image', 'The image has no pixels.');
