@@ -3,6 +3,7 @@
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { TaskError } from '../domain/errors.ts';
 import { widePrimariesOf, withPrimariesProfile, type WidePrimaries } from './avif-colour.ts';
+import { largestDerivedCanvas } from './heif-canvas.ts';
 import { jpegScans, maxJpegScans } from './jpeg-scans.ts';
 import { deepSamples, eightBit, type DeepSamples } from './sample-formats.ts';
 
@@ -75,12 +76,10 @@ export async function readHeader(input: Buffer, maxPixels: number): Promise<Imag
   }
   const { width, height } = metadata.autoOrient;
   if (!(width > 0 && height > 0)) throw new TaskError('unsupported_image', 'The image has no pixels.');
-  if (width * height > maxPixels) {
-    throw new TaskError('image_too_large', `The image is ${width}×${height} (${pixelCount(width * height)} pixels); the limit is ${pixelCount(maxPixels)} pixels.`);
-  }
-  if (Math.max(width, height) > maxSide) {
-    throw new TaskError('image_too_large', `The image is ${width}×${height}; a side can be at most ${pixelCount(maxSide)} pixels.`);
-  }
+  assertWithinCaps(width, height, maxPixels);
+  // A grid or overlay is assembled at the size its own descriptor gives, whatever its ispe says (heif-canvas.ts).
+  const canvas = metadata.format === 'heif' ? largestDerivedCanvas(input) : undefined;
+  if (canvas) assertWithinCaps(canvas.width, canvas.height, maxPixels);
   const sixteenBitProfile = metadata.space === 'rgb16' && metadata.hasProfile === true;
   return { format: metadata.format, width, height, deepSamples: deepSamples(metadata), sixteenBitProfile, widePrimaries: widePrimariesOf(input, metadata) };
 }
@@ -135,6 +134,15 @@ async function decoding<T>(maxPixels: number, decode: () => Promise<T>): Promise
       throw new TaskError('image_too_large', `The image has more than ${pixelCount(maxPixels)} pixels.`);
     }
     throw new TaskError('unsupported_image', 'The image data could not be decoded (corrupt or truncated file, or an unsupported variant of its format).');
+  }
+}
+
+function assertWithinCaps(width: number, height: number, maxPixels: number): void {
+  if (width * height > maxPixels) {
+    throw new TaskError('image_too_large', `The image is ${width}×${height} (${pixelCount(width * height)} pixels); the limit is ${pixelCount(maxPixels)} pixels.`);
+  }
+  if (Math.max(width, height) > maxSide) {
+    throw new TaskError('image_too_large', `The image is ${width}×${height}; a side can be at most ${pixelCount(maxSide)} pixels.`);
   }
 }
 

@@ -1,0 +1,107 @@
+// A HEIF or AVIF image can be derived from others: a grid of coded tiles, or an overlay of images
+// on a canvas. Its size is then declared twice: by its ispe property, which libvips reports and the
+// pixel cap was checked against, and by the grid or overlay's own descriptor, which libheif
+// assembles the image at. A 919-byte AVIF whose ispe said 50×50 had libheif assemble 16×16
+// references to one 1024×1024 tile, 16384×16384 pixels (1 GB, 4 s), before libvips found that the
+// sizes differ. So the caps are also checked against every such descriptor, before decoding.
+import { boxes, find, fullBoxBody, MalformedBox, Reader, type Box } from './iso-boxes.ts';
+
+export interface Canvas {
+  width: number;
+  height: number;
+}
+
+/** Item types whose data declares the size they are assembled at. */
+const derivedTypes: ReadonlySet<string> = new Set(['grid', 'iovl']);
+
+/** The largest size a grid or overlay item of `file` declares; undefined where there is none or the boxes do not parse. */
+export function largestDerivedCanvas(file: Uint8Array): Canvas | undefined {
+  try {
+    // Every top-level box, as libheif reads them: a meta past the first 100 must not pass unchecked.
+    const top = boxes(file, 0, file.length, Infinity);
+    if (top.next().value?.type !== 'ftyp') return undefined;
+    const meta = find(top, 'meta');
+    if (!meta) return undefined;
+    const inMeta = (type: string): Box | undefined => find(boxes(file, fullBoxBody(file, meta), meta.end), type);
+    const [iinf, iloc] = [inMeta('iinf'), inMeta('iloc')];
+    if (!iinf || !iloc) return undefined;
+    const derived = derivedItems(file, iinf);
+    if (derived.size === 0) return undefined;
+    const idat = inMeta('idat');
+    let largest: Canvas | undefined;
+    for (const { item, method, offset } of locations(file, iloc)) {
+      const type = derived.get(item);
+      // Construction method 0: an offset in the file; 1: in the idat box.
+      const within = method === 0 ? { start: 0, end: file.length } : method === 1 ? idat : undefined;
+      if (!type || !within) continue;
+      const canvas = canvasOf(new Reader(file, within.start + offset, within.end), type);
+      if (!largest || canvas.width * canvas.height > largest.width * largest.height) largest = canvas;
+    }
+    return largest;
+  } catch (err) {
+    if (err instanceof MalformedBox) return undefined;
+    throw err;
+  }
+}
+
+/** The grid and overlay items that an iinf box lists, by item id. */
+function derivedItems(file: Uint8Array, iinf: Box): Map<number, string> {
+  const at = new Reader(file, iinf.start, iinf.end);
+  const version = at.u8();
+  at.skip(3);
+  if (version === 0) at.u16();
+  else at.u32();
+  const found = new Map<number, string>();
+  for (const infe of boxes(file, at.at(), iinf.end)) {
+    if (infe.type !== 'infe') continue;
+    const entry = new Reader(file, infe.start, infe.end);
+    const entryVersion = entry.u8();
+    entry.skip(3);
+    // Versions 0 and 1 name no item type.
+    if (entryVersion < 2) continue;
+    const item = entryVersion === 2 ? entry.u16() : entry.u32();
+    entry.skip(2); // protection index
+    const type = entry.text(4);
+    if (derivedTypes.has(type)) found.set(item, type);
+  }
+  return found;
+}
+
+/** Where each item's data starts (its first extent), from an iloc box. */
+function* locations(file: Uint8Array, iloc: Box): Generator<{ item: number; method: number; offset: number }> {
+  const at = new Reader(file, iloc.start, iloc.end);
+  const version = at.u8();
+  at.skip(3);
+  const sizes = at.u8();
+  const more = at.u8();
+  const [offsetSize, lengthSize, baseOffsetSize] = [sizes >> 4, sizes & 15, more >> 4];
+  const indexSize = version === 1 || version === 2 ? more & 15 : 0;
+  const uint = (size: number): number => {
+    if (size === 0) return 0;
+    if (size === 4) return at.u32();
+    if (size === 8) return at.u32() * 2 ** 32 + at.u32();
+    throw new MalformedBox();
+  };
+  for (let items = version < 2 ? at.u16() : at.u32(); items > 0; items--) {
+    const item = version < 2 ? at.u16() : at.u32();
+    const method = version === 1 || version === 2 ? at.u16() & 15 : 0;
+    at.skip(2); // data reference index
+    const base = uint(baseOffsetSize);
+    const offsets: number[] = [];
+    for (let extents = at.u16(); extents > 0; extents--) {
+      uint(indexSize);
+      offsets.push(base + uint(offsetSize));
+      uint(lengthSize);
+    }
+    if (offsets.length > 0) yield { item, method, offset: offsets[0]! };
+  }
+}
+
+/** The output size in a grid's or overlay's descriptor (ISO/IEC 23008-12): 16-bit fields, or 32-bit where flag 1 is set. */
+function canvasOf(at: Reader, type: string): Canvas {
+  at.u8(); // version
+  const wide = (at.u8() & 1) === 1;
+  at.skip(type === 'grid' ? 2 : 8); // rows and columns less one; or the canvas fill colour
+  const field = (): number => (wide ? at.u32() : at.u16());
+  return { width: field(), height: field() };
+}

@@ -1,0 +1,63 @@
+// An AVIF whose primary image is a grid: one coded tile (made by sharp), referenced for every cell
+// of a `cells`×`cells` grid, with the grid's ispe property declaring `declared`×`declared` pixels,
+// and `freeBoxes` empty boxes between ftyp and meta.
+
+function box(type: string, ...parts: Buffer[]): Buffer {
+  const body = Buffer.concat(parts);
+  const header = Buffer.alloc(8);
+  header.writeUInt32BE(body.length + 8);
+  header.write(type, 4, 'latin1');
+  return Buffer.concat([header, body]);
+}
+
+function fullBox(type: string, version: number, ...parts: Buffer[]): Buffer {
+  return box(type, u32(version << 24), ...parts);
+}
+
+function u16(value: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(value);
+  return b;
+}
+
+function u32(value: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(value >>> 0);
+  return b;
+}
+
+const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');
+
+/** The body of the box of `type` that `file` (a flat run of boxes, searched by name) holds first, with its header. */
+function boxOf(file: Buffer, type: string): Buffer {
+  const at = file.indexOf(latin1(type)) - 4;
+  return file.subarray(at, at + file.readUInt32BE(at));
+}
+
+/**
+ * `tile` is an AVIF of one colour image made by sharp (no alpha): its av1C property and coded data
+ * are reused. The grid's descriptor, stored in an idat box, says `cells × tileSide` a side.
+ */
+export function avifGrid(tile: Buffer, tileSide: number, cells: number, declared: number, freeBoxes = 0): Buffer {
+  const av1C = boxOf(tile, 'av1C');
+  const coded = boxOf(tile, 'mdat').subarray(8);
+  const grid = Buffer.concat([Buffer.from([0, 0, cells - 1, cells - 1]), u16(cells * tileSide), u16(cells * tileSide)]);
+  const ftyp = box('ftyp', latin1('avif'), u32(0), latin1('mif1'), latin1('avif'), latin1('miaf'));
+  const free = Buffer.concat(Array.from({ length: freeBoxes }, () => box('free')));
+  const meta = (tileOffset: number): Buffer =>
+    fullBox(
+      'meta',
+      0,
+      fullBox('hdlr', 0, u32(0), latin1('pict'), Buffer.alloc(12), Buffer.from([0])),
+      fullBox('pitm', 0, u16(2)),
+      // Version 1 (construction methods), 4-byte offsets and lengths: the tile in the file, the grid in idat.
+      fullBox('iloc', 1, Buffer.from([0x44, 0x00]), u16(2), u16(1), u16(0), u16(0), u16(1), u32(tileOffset), u32(coded.length), u16(2), u16(1), u16(0), u16(1), u32(0), u32(grid.length)),
+      fullBox('iinf', 0, u16(2), fullBox('infe', 2, u16(1), u16(0), latin1('av01'), Buffer.from([0])), fullBox('infe', 2, u16(2), u16(0), latin1('grid'), Buffer.from([0]))),
+      fullBox('iref', 0, box('dimg', u16(2), u16(cells * cells), ...Array.from({ length: cells * cells }, () => u16(1)))),
+      box('iprp', box('ipco', av1C, fullBox('ispe', 0, u32(tileSide), u32(tileSide)), fullBox('ispe', 0, u32(declared), u32(declared))), fullBox('ipma', 0, u32(2), u16(1), Buffer.from([2, 0x81, 0x02]), u16(2), Buffer.from([1, 0x03]))),
+      box('idat', grid),
+    );
+  // The tile's data starts after ftyp, the free boxes, meta and mdat's own 8-byte header; meta's length does not depend on the offset.
+  const tileOffset = ftyp.length + free.length + meta(0).length + 8;
+  return Buffer.concat([ftyp, free, meta(tileOffset), box('mdat', coded)]);
+}
