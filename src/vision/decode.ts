@@ -3,7 +3,7 @@
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { TaskError } from '../domain/errors.ts';
 import { widePrimariesOf, withPrimariesProfile, type WidePrimaries } from './avif-colour.ts';
-import { largestDerivedCanvas } from './heif-canvas.ts';
+import { largestDeclaredSize } from './heif-canvas.ts';
 import { jpegScans, maxJpegScans } from './jpeg-scans.ts';
 import { deepSamples, eightBit, type DeepSamples } from './sample-formats.ts';
 
@@ -77,9 +77,9 @@ export async function readHeader(input: Buffer, maxPixels: number): Promise<Imag
   const { width, height } = metadata.autoOrient;
   if (!(width > 0 && height > 0)) throw new TaskError('unsupported_image', 'The image has no pixels.');
   assertWithinCaps(width, height, maxPixels);
-  // A grid or overlay is assembled at the size its own descriptor gives, whatever its ispe says (heif-canvas.ts).
-  const canvas = metadata.format === 'heif' ? largestDerivedCanvas(input) : undefined;
-  if (canvas) assertWithinCaps(canvas.width, canvas.height, maxPixels);
+  // A HEIF is decoded at sizes its header does not give: a grid's, an overlay's, an image's before cropping (heif-canvas.ts).
+  const decodedSize = metadata.format === 'heif' ? largestDeclaredSize(input) : undefined;
+  if (decodedSize) assertWithinCaps(decodedSize.width, decodedSize.height, maxPixels);
   const sixteenBitProfile = metadata.space === 'rgb16' && metadata.hasProfile === true;
   return { format: metadata.format, width, height, deepSamples: deepSamples(metadata), sixteenBitProfile, widePrimaries: widePrimariesOf(input, metadata) };
 }

@@ -1,9 +1,12 @@
-// A HEIF or AVIF image can be derived from others: a grid of coded tiles, or an overlay of images
-// on a canvas. Its size is then declared twice: by its ispe property, which libvips reports and the
-// pixel cap was checked against, and by the grid or overlay's own descriptor, which libheif
-// assembles the image at. A 919-byte AVIF whose ispe said 50×50 had libheif assemble 16×16
-// references to one 1024×1024 tile, 16384×16384 pixels (1 GB, 4 s), before libvips found that the
-// sizes differ. So the caps are also checked against every such descriptor, before decoding.
+// The sizes a HEIF or AVIF file makes its decoder work at, which libvips does not report: it gives
+// the primary image's size after its transformations, and the pixel cap was checked against that.
+// - An image derived from others (a grid of coded tiles, an overlay on a canvas) is assembled at the
+//   size its grid or overlay descriptor gives, whatever its ispe property says: a 919-byte AVIF whose
+//   ispe said 50×50 had libheif assemble 16×16 references to one 1024×1024 tile, 16384×16384 pixels
+//   (1 GB, 4 s), before libvips found that the sizes differ.
+// - A coded image is decoded whole at its ispe size before a clean aperture (clap) crops it: a
+//   2048×2048 AVIF cropped to 50×50 passed a cap of 100,000 pixels.
+// So the caps are also checked against every such size, before decoding.
 import { boxes, find, fullBoxBody, MalformedBox, Reader, type Box } from './iso-boxes.ts';
 
 export interface Canvas {
@@ -14,8 +17,8 @@ export interface Canvas {
 /** Item types whose data declares the size they are assembled at. */
 const derivedTypes: ReadonlySet<string> = new Set(['grid', 'iovl']);
 
-/** The largest size a grid or overlay item of `file` declares; undefined where there is none or the boxes do not parse. */
-export function largestDerivedCanvas(file: Uint8Array): Canvas | undefined {
+/** The largest size an ispe property, a grid or an overlay of `file` declares; undefined where there is none or the boxes do not parse. */
+export function largestDeclaredSize(file: Uint8Array): Canvas | undefined {
   try {
     // Every top-level box, as libheif reads them: a meta past the first 100 must not pass unchecked.
     const top = boxes(file, 0, file.length, Infinity);
@@ -23,25 +26,31 @@ export function largestDerivedCanvas(file: Uint8Array): Canvas | undefined {
     const meta = find(top, 'meta');
     if (!meta) return undefined;
     const inMeta = (type: string): Box | undefined => find(boxes(file, fullBoxBody(file, meta), meta.end), type);
+    const sizes: Canvas[] = [];
+    const iprp = inMeta('iprp');
+    const ipco = iprp && find(boxes(file, iprp.start, iprp.end), 'ipco');
+    for (const property of ipco ? boxes(file, ipco.start, ipco.end) : []) {
+      if (property.type === 'ispe') sizes.push(spatialExtents(file, property));
+    }
     const [iinf, iloc] = [inMeta('iinf'), inMeta('iloc')];
-    if (!iinf || !iloc) return undefined;
-    const derived = derivedItems(file, iinf);
-    if (derived.size === 0) return undefined;
+    const derived = iinf ? derivedItems(file, iinf) : new Map<number, string>();
     const idat = inMeta('idat');
-    let largest: Canvas | undefined;
-    for (const { item, method, offset } of locations(file, iloc)) {
+    for (const { item, method, offset } of derived.size > 0 && iloc ? locations(file, iloc) : []) {
       const type = derived.get(item);
       // Construction method 0: an offset in the file; 1: in the idat box.
       const within = method === 0 ? { start: 0, end: file.length } : method === 1 ? idat : undefined;
-      if (!type || !within) continue;
-      const canvas = canvasOf(new Reader(file, within.start + offset, within.end), type);
-      if (!largest || canvas.width * canvas.height > largest.width * largest.height) largest = canvas;
+      if (type && within) sizes.push(canvasOf(new Reader(file, within.start + offset, within.end), type));
     }
-    return largest;
+    return sizes.reduce<Canvas | undefined>((largest, size) => (!largest || size.width * size.height > largest.width * largest.height ? size : largest), undefined);
   } catch (err) {
     if (err instanceof MalformedBox) return undefined;
     throw err;
   }
+}
+
+function spatialExtents(file: Uint8Array, ispe: Box): Canvas {
+  const at = new Reader(file, fullBoxBody(file, ispe), ispe.end);
+  return { width: at.u32(), height: at.u32() };
 }
 
 /** The grid and overlay items that an iinf box lists, by item id. */

@@ -1,6 +1,5 @@
-// An AVIF whose primary image is a grid: one coded tile (made by sharp), referenced for every cell
-// of a `cells`×`cells` grid, with the grid's ispe property declaring `declared`×`declared` pixels,
-// and `freeBoxes` empty boxes between ftyp and meta.
+// AVIF files put together around one coded image made by sharp: a grid that references it for every
+// cell, or the image cropped by a clean aperture (clap) property.
 
 function box(type: string, ...parts: Buffer[]): Buffer {
   const body = Buffer.concat(parts);
@@ -60,4 +59,25 @@ export function avifGrid(tile: Buffer, tileSide: number, cells: number, declared
   // The tile's data starts after ftyp, the free boxes, meta and mdat's own 8-byte header; meta's length does not depend on the offset.
   const tileOffset = ftyp.length + free.length + meta(0).length + 8;
   return Buffer.concat([ftyp, free, meta(tileOffset), box('mdat', coded)]);
+}
+
+/** `tile` (as for avifGrid) cropped to `side`×`side` by a clap property: the coded image stays `tileSide` a side. */
+export function avifCropped(tile: Buffer, tileSide: number, side: number): Buffer {
+  const av1C = boxOf(tile, 'av1C');
+  const coded = boxOf(tile, 'mdat').subarray(8);
+  const ftyp = box('ftyp', latin1('avif'), u32(0), latin1('mif1'), latin1('avif'), latin1('miaf'));
+  // Width and height, then horizontal and vertical offsets from the centre, each a fraction.
+  const clap = box('clap', u32(side), u32(1), u32(side), u32(1), u32(0), u32(1), u32(0), u32(1));
+  const meta = (offset: number): Buffer =>
+    fullBox(
+      'meta',
+      0,
+      fullBox('hdlr', 0, u32(0), latin1('pict'), Buffer.alloc(12), Buffer.from([0])),
+      fullBox('pitm', 0, u16(1)),
+      fullBox('iloc', 0, Buffer.from([0x44, 0x00]), u16(1), u16(1), u16(0), u16(1), u32(offset), u32(coded.length)),
+      fullBox('iinf', 0, u16(1), fullBox('infe', 2, u16(1), u16(0), latin1('av01'), Buffer.from([0]))),
+      box('iprp', box('ipco', av1C, fullBox('ispe', 0, u32(tileSide), u32(tileSide)), clap), fullBox('ipma', 0, u32(1), u16(1), Buffer.from([3, 0x81, 0x02, 0x83]))),
+    );
+  const offset = ftyp.length + meta(0).length + 8;
+  return Buffer.concat([ftyp, meta(offset), box('mdat', coded)]);
 }

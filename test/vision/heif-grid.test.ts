@@ -1,10 +1,11 @@
-// AVIF grids: an image made of coded tiles, whose size is declared twice (the ispe property and the grid).
+// AVIF sizes the header does not give: a grid's (an image made of coded tiles, its size declared
+// twice, by its ispe property and by the grid), and a coded image's before its crop.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { TaskError } from '../../src/domain/errors.ts';
 import { decodeImage, readHeader } from '../../src/vision/decode.ts';
-import { avifGrid } from '../support/avif-grid.ts';
+import { avifCropped, avifGrid } from '../support/avif-grid.ts';
 
 const tileSide = 64;
 let tile: Buffer;
@@ -12,7 +13,7 @@ before(async () => {
   tile = await sharp({ create: { width: tileSide, height: tileSide, channels: 3, background: '#468' } }).avif({ effort: 0 }).toBuffer();
 });
 
-describe('AVIF grids', () => {
+describe('AVIF grids and crops', () => {
   it('decodes a grid of tiles at the size it declares, after any number of top-level boxes', async () => {
     for (const freeBoxes of [0, 150]) {
       const avif = avifGrid(tile, tileSide, 2, 2 * tileSide, freeBoxes);
@@ -38,4 +39,19 @@ describe('AVIF grids', () => {
       });
     }
   });
+
+  it('refuses an image cropped by its clean aperture to within the cap, but coded at more pixels than the cap, as image_too_large', async () => {
+    // libheif decodes the whole coded image before cropping it: 2048×2048 for a 50×50 header, built this way.
+    const avif = avifCropped(tile, tileSide, 20);
+    assert.deepEqual(await sharp(avif).metadata().then((m) => [m.width, m.height]), [20, 20]);
+    await assert.rejects(readHeader(avif, 1000), (err) => {
+      assert.ok(err instanceof TaskError, `expected a TaskError, got ${String(err)}`);
+      assert.equal(err.code, 'image_too_large');
+      assert.match(err.message, /64×64 \(4,096 pixels\); the limit is 1,000 pixels/);
+      return true;
+    });
+    const within = await decodeImage(avif, 10_000);
+    assert.deepEqual([within.width, within.height], [20, 20]);
+  });
 });
+
