@@ -5,7 +5,7 @@ import { TaskError } from '../domain/errors.ts';
 import { widePrimariesOf, withPrimariesProfile, type WidePrimaries } from './avif-colour.ts';
 import { largestDeclaredSize } from './heif-canvas.ts';
 import { jpegScans, maxJpegScans } from './jpeg-scans.ts';
-import { deepSamples, eightBit, type DeepSamples } from './sample-formats.ts';
+import { assertColourAndAlpha, deepSamples, eightBit, type DeepSamples } from './sample-formats.ts';
 
 // libvips' operation cache keeps up to 50 MB of recent results for reuse; every image here is new
 // and passes through once, so the cache only adds to the worker's resident memory.
@@ -74,6 +74,7 @@ export async function readHeader(input: Buffer, maxPixels: number): Promise<Imag
   if (metadata.isProgressive === true && metadata.format === 'jpeg' && jpegScans(input, maxJpegScans) > maxJpegScans) {
     throw new TaskError('unsupported_image', `Progressive JPEGs of more than ${maxJpegScans} scans are not supported (each scan is another pass over the whole image; encoders write about 10); save it again as a JPEG.`);
   }
+  assertColourAndAlpha(metadata);
   const { width, height } = metadata.autoOrient;
   if (!(width > 0 && height > 0)) throw new TaskError('unsupported_image', 'The image has no pixels.');
   assertWithinCaps(width, height, maxPixels);

@@ -53,6 +53,20 @@ export function deepSamples(metadata: Metadata): DeepSamples | undefined {
   }
 }
 
+/**
+ * Refuses channels beyond the colours and one alpha (a TIFF's saved selections or spot colours):
+ * libvips keeps them through the conversion to sRGB, and the pipeline takes 3 or 4 channels only.
+ */
+export function assertColourAndAlpha(metadata: Metadata): void {
+  const space = spaceNames[metadata.space] ?? 'RGB';
+  const colours = space === 'greyscale' ? 1 : space === 'CMYK' ? 4 : 3;
+  if (metadata.channels > colours + 1) {
+    throw new TaskError('unsupported_image', `TIFF images with channels beyond colour and alpha are not supported (this ${space} one has ${metadata.channels}, where ${colours + 1} hold colour and alpha); save it with at most one alpha channel.`);
+  }
+}
+
+const spaceNames: Record<string, string> = { 'b-w': 'greyscale', grey16: 'greyscale', cmyk: 'CMYK', lab: 'CIELAB', labs: 'CIELAB' };
+
 function refused(depth: string): never {
   throw new TaskError('unsupported_image', `TIFF images with ${sampleName(depth)} samples are not supported; send 8, 16 or 32-bit unsigned integer or 32-bit float samples.`);
 }

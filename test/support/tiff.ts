@@ -19,6 +19,8 @@ export interface TiffSamples {
   cielab?: boolean;
   /** CMYK (photometric 5, ink set 1), 0 as no ink. */
   cmyk?: boolean;
+  /** ExtraSamples values for the channels beyond the colours (2: unassociated alpha, 0: unspecified), instead of one alpha where there is one. */
+  extraSamples?: number[];
 }
 
 const sampleFormatCode: Record<SampleFormat, number> = { uint: 1, int: 2, float: 3 };
@@ -27,7 +29,7 @@ const short = 3;
 const long = 4;
 const undefinedType = 7;
 
-export function tiffOf({ width, height, channels, bits, format, samples, icc, cielab, cmyk }: TiffSamples): Buffer {
+export function tiffOf({ width, height, channels, bits, format, samples, icc, cielab, cmyk, extraSamples }: TiffSamples): Buffer {
   const pixels = bits === 1 ? bilevel(width, height, samples) : packed(bits, format, samples);
   const colour = channels >= 3;
   const entries: [tag: number, type: number, values: number[] | Buffer][] = [
@@ -43,7 +45,8 @@ export function tiffOf({ width, height, channels, bits, format, samples, icc, ci
     [284, short, [1]], // interleaved
   ];
   if (cmyk) entries.push([332, short, [1]]); // ink set: CMYK
-  if (channels === 2 || channels === (cmyk ? 5 : 4)) entries.push([338, short, [2]]); // unassociated alpha
+  if (extraSamples) entries.push([338, short, extraSamples]);
+  else if (channels === 2 || channels === (cmyk ? 5 : 4)) entries.push([338, short, [2]]); // unassociated alpha
   entries.push([339, short, Array<number>(channels).fill(sampleFormatCode[format])]);
   if (icc) entries.push([34675, undefinedType, icc]);
 
