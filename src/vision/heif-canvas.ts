@@ -7,7 +7,7 @@
 // - A coded image is decoded whole at its ispe size before a clean aperture (clap) crops it: a
 //   2048×2048 AVIF cropped to 50×50 passed a cap of 100,000 pixels.
 // So the caps are also checked against every such size, before decoding.
-import { boxes, find, fullBoxBody, MalformedBox, Reader, type Box } from './iso-boxes.ts';
+import { boxesUntilMalformed, find, fullBoxBody, MalformedBox, Reader, type Box } from './iso-boxes.ts';
 
 export interface Canvas {
   width: number;
@@ -20,32 +20,41 @@ const derivedTypes: ReadonlySet<string> = new Set(['grid', 'iovl']);
 /** The largest size an ispe property, a grid or an overlay of `file` declares; undefined where there is none or the boxes do not parse. */
 export function largestDeclaredSize(file: Uint8Array): Canvas | undefined {
   try {
-    // Every top-level box, as libheif reads them: a meta past the first 100 must not pass unchecked.
-    const top = boxes(file, 0, file.length, Infinity);
+    // Every top-level box and every child, as libheif reads them: no limit on their number.
+    const top = boxesUntilMalformed(file, 0, file.length);
     if (top.next().value?.type !== 'ftyp') return undefined;
     const meta = find(top, 'meta');
     if (!meta) return undefined;
-    const inMeta = (type: string): Box | undefined => find(boxes(file, fullBoxBody(file, meta), meta.end), type);
-    const sizes: Canvas[] = [];
-    const iprp = inMeta('iprp');
-    const ipco = iprp && find(boxes(file, iprp.start, iprp.end), 'ipco');
-    for (const property of ipco ? boxes(file, ipco.start, ipco.end) : []) {
-      if (property.type === 'ispe') sizes.push(spatialExtents(file, property));
-    }
-    const [iinf, iloc] = [inMeta('iinf'), inMeta('iloc')];
-    const derived = iinf ? derivedItems(file, iinf) : new Map<number, string>();
-    const idat = inMeta('idat');
-    for (const { item, method, offset } of derived.size > 0 && iloc ? locations(file, iloc) : []) {
-      const type = derived.get(item);
-      // Construction method 0: an offset in the file; 1: in the idat box.
-      const within = method === 0 ? { start: 0, end: file.length } : method === 1 ? idat : undefined;
-      if (type && within) sizes.push(canvasOf(new Reader(file, within.start + offset, within.end), type));
-    }
+    const children = new Map<string, Box>();
+    for (const child of boxesUntilMalformed(file, fullBoxBody(file, meta), meta.end)) if (!children.has(child.type)) children.set(child.type, child);
+    const sizes = [...codedSizes(file, children.get('iprp')), ...derivedSizes(file, children)];
     return sizes.reduce<Canvas | undefined>((largest, size) => (!largest || size.width * size.height > largest.width * largest.height ? size : largest), undefined);
   } catch (err) {
     if (err instanceof MalformedBox) return undefined;
     throw err;
   }
+}
+
+/** The ispe properties' sizes: each coded image's own, before any crop. */
+function codedSizes(file: Uint8Array, iprp: Box | undefined): Canvas[] {
+  const ipco = iprp && find(boxesUntilMalformed(file, iprp.start, iprp.end), 'ipco');
+  if (!ipco) return [];
+  return [...boxesUntilMalformed(file, ipco.start, ipco.end)].filter((property) => property.type === 'ispe').map((ispe) => spatialExtents(file, ispe));
+}
+
+/** The sizes that grid and overlay items declare in their data. */
+function derivedSizes(file: Uint8Array, children: Map<string, Box>): Canvas[] {
+  const [iinf, iloc, idat] = [children.get('iinf'), children.get('iloc'), children.get('idat')];
+  const derived = iinf ? derivedItems(file, iinf) : new Map<number, string>();
+  if (derived.size === 0 || !iloc) return [];
+  const sizes: Canvas[] = [];
+  for (const { item, method, offset } of locations(file, iloc)) {
+    const type = derived.get(item);
+    // Construction method 0: an offset in the file; 1: in the idat box.
+    const within = method === 0 ? { start: 0, end: file.length } : method === 1 ? idat : undefined;
+    if (type && within) sizes.push(canvasOf(new Reader(file, within.start + offset, within.end), type));
+  }
+  return sizes;
 }
 
 function spatialExtents(file: Uint8Array, ispe: Box): Canvas {
@@ -61,7 +70,7 @@ function derivedItems(file: Uint8Array, iinf: Box): Map<number, string> {
   if (version === 0) at.u16();
   else at.u32();
   const found = new Map<number, string>();
-  for (const infe of boxes(file, at.at(), iinf.end)) {
+  for (const infe of boxesUntilMalformed(file, at.at(), iinf.end)) {
     if (infe.type !== 'infe') continue;
     const entry = new Reader(file, infe.start, infe.end);
     const entryVersion = entry.u8();

@@ -90,3 +90,16 @@ export function fullBoxBody(bytes: Uint8Array, box: Box): number {
   at.skip(4);
   return at.at();
 }
+
+/**
+ * Every box filling [start, end) up to the first that does not parse, with no limit on their
+ * number: for a check that must see what libheif sees, which takes more children than maxBoxes
+ * (up to 256 items) and may read past bytes that are no box.
+ */
+export function* boxesUntilMalformed(bytes: Uint8Array, start: number, end: number): Generator<Box> {
+  try {
+    yield* boxes(bytes, start, end, Infinity);
+  } catch (err) {
+    if (!(err instanceof MalformedBox)) throw err;
+  }
+}

@@ -37,12 +37,14 @@ function boxOf(file: Buffer, type: string): Buffer {
  * `tile` is an AVIF of one colour image made by sharp (no alpha): its av1C property and coded data
  * are reused. The grid's descriptor, stored in an idat box, says `cells × tileSide` a side.
  */
-export function avifGrid(tile: Buffer, tileSide: number, cells: number, declared: number, freeBoxes = 0): Buffer {
+export function avifGrid(tile: Buffer, tileSide: number, cells: number, declared: number, { freeBoxes = 0, textItems = 0 } = {}): Buffer {
   const av1C = boxOf(tile, 'av1C');
   const coded = boxOf(tile, 'mdat').subarray(8);
   const grid = Buffer.concat([Buffer.from([0, 0, cells - 1, cells - 1]), u16(cells * tileSide), u16(cells * tileSide)]);
   const ftyp = box('ftyp', latin1('avif'), u32(0), latin1('mif1'), latin1('avif'), latin1('miaf'));
   const free = Buffer.concat(Array.from({ length: freeBoxes }, () => box('free')));
+  // Items of one byte of text each (ids from 10), listed before the image items, their data in idat.
+  const texts = Array.from({ length: textItems }, (_, i) => 10 + i);
   const meta = (tileOffset: number): Buffer =>
     fullBox(
       'meta',
@@ -50,8 +52,22 @@ export function avifGrid(tile: Buffer, tileSide: number, cells: number, declared
       fullBox('hdlr', 0, u32(0), latin1('pict'), Buffer.alloc(12), Buffer.from([0])),
       fullBox('pitm', 0, u16(2)),
       // Version 1 (construction methods), 4-byte offsets and lengths: the tile in the file, the grid in idat.
-      fullBox('iloc', 1, Buffer.from([0x44, 0x00]), u16(2), u16(1), u16(0), u16(0), u16(1), u32(tileOffset), u32(coded.length), u16(2), u16(1), u16(0), u16(1), u32(0), u32(grid.length)),
-      fullBox('iinf', 0, u16(2), fullBox('infe', 2, u16(1), u16(0), latin1('av01'), Buffer.from([0])), fullBox('infe', 2, u16(2), u16(0), latin1('grid'), Buffer.from([0]))),
+      fullBox(
+        'iloc',
+        1,
+        Buffer.from([0x44, 0x00]),
+        u16(2 + texts.length),
+        ...texts.map((id) => Buffer.concat([u16(id), u16(1), u16(0), u16(1), u32(0), u32(1)])),
+        ...[u16(1), u16(0), u16(0), u16(1), u32(tileOffset), u32(coded.length), u16(2), u16(1), u16(0), u16(1), u32(0), u32(grid.length)],
+      ),
+      fullBox(
+        'iinf',
+        0,
+        u16(2 + texts.length),
+        ...texts.map((id) => fullBox('infe', 2, u16(id), u16(0), latin1('mime'), Buffer.from([0]), latin1('text/plain\0'))),
+        fullBox('infe', 2, u16(1), u16(0), latin1('av01'), Buffer.from([0])),
+        fullBox('infe', 2, u16(2), u16(0), latin1('grid'), Buffer.from([0])),
+      ),
       fullBox('iref', 0, box('dimg', u16(2), u16(cells * cells), ...Array.from({ length: cells * cells }, () => u16(1)))),
       box('iprp', box('ipco', av1C, fullBox('ispe', 0, u32(tileSide), u32(tileSide)), fullBox('ispe', 0, u32(declared), u32(declared))), fullBox('ipma', 0, u32(2), u16(1), Buffer.from([2, 0x81, 0x02]), u16(2), Buffer.from([1, 0x03]))),
       box('idat', grid),

@@ -14,9 +14,9 @@ before(async () => {
 });
 
 describe('AVIF grids and crops', () => {
-  it('decodes a grid of tiles at the size it declares, after any number of top-level boxes', async () => {
-    for (const freeBoxes of [0, 150]) {
-      const avif = avifGrid(tile, tileSide, 2, 2 * tileSide, freeBoxes);
+  it('decodes a grid of tiles at the size it declares, after any number of top-level boxes or other items', async () => {
+    for (const layout of [{}, { freeBoxes: 150 }, { textItems: 120 }]) {
+      const avif = avifGrid(tile, tileSide, 2, 2 * tileSide, layout);
       const header = await readHeader(avif, 1_000_000);
       assert.deepEqual([header.format, header.width, header.height], ['heif', 128, 128]);
       const image = await decodeImage(avif, 1_000_000);
@@ -27,9 +27,9 @@ describe('AVIF grids and crops', () => {
   it('refuses a grid whose tiles make more pixels than the cap as image_too_large from the header, whatever its ispe says', async () => {
     // Built this way, 1024×1024 tiles in a 16×16 grid declared 50×50 took libheif 4 s and 1 GB to
     // assemble from 919 bytes before the decode failed on the sizes' difference.
-    // libheif reads on past 100 top-level boxes, so a meta after them is checked too.
-    for (const freeBoxes of [0, 150]) {
-      const avif = avifGrid(tile, tileSide, 16, 50, freeBoxes);
+    // libheif reads on past 100 top-level boxes, and takes up to 256 items: the grid is found after them.
+    for (const layout of [{}, { freeBoxes: 150 }, { textItems: 120 }]) {
+      const avif = avifGrid(tile, tileSide, 16, 50, layout);
       assert.deepEqual(await sharp(avif).metadata().then((m) => [m.width, m.height]), [50, 50]);
       await assert.rejects(readHeader(avif, 100_000), (err) => {
         assert.ok(err instanceof TaskError, `expected a TaskError, got ${String(err)}`);
