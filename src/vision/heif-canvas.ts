@@ -7,7 +7,8 @@
 // - A coded image is decoded whole at its ispe size before a clean aperture (clap) crops it: a
 //   2048×2048 AVIF cropped to 50×50 passed a cap of 100,000 pixels.
 // So the caps are also checked against every such size, before decoding.
-import { boxesUntilMalformed, find, fullBoxBody, MalformedBox, Reader, type Box } from './iso-boxes.ts';
+import { TaskError } from '../domain/errors.ts';
+import { boxesUntilMalformed, find, fullBoxBody, MalformedBox, maxWalkedBoxes, Reader, TooManyBoxes, type Box } from './iso-boxes.ts';
 
 export interface Canvas {
   width: number;
@@ -17,10 +18,14 @@ export interface Canvas {
 /** Item types whose data declares the size they are assembled at. */
 const derivedTypes: ReadonlySet<string> = new Set(['grid', 'iovl']);
 
-/** The largest size an ispe property, a grid or an overlay of `file` declares; undefined where there is none or the boxes do not parse. */
+/**
+ * The largest size an ispe property, a grid or an overlay of `file` declares; undefined where there
+ * is none or the boxes do not parse. A file with more boxes or items in one place than
+ * maxWalkedBoxes is refused as unsupported_image: its sizes cannot be checked within that bound.
+ */
 export function largestDeclaredSize(file: Uint8Array): Canvas | undefined {
   try {
-    // Every top-level box and every child, as libheif reads them: no limit on their number.
+    // Every top-level box and every child, as libheif reads them, up to maxWalkedBoxes at each level.
     const top = boxesUntilMalformed(file, 0, file.length);
     if (top.next().value?.type !== 'ftyp') return undefined;
     const meta = find(top, 'meta');
@@ -31,6 +36,9 @@ export function largestDeclaredSize(file: Uint8Array): Canvas | undefined {
     return sizes.reduce<Canvas | undefined>((largest, size) => (!largest || size.width * size.height > largest.width * largest.height ? size : largest), undefined);
   } catch (err) {
     if (err instanceof MalformedBox) return undefined;
+    if (err instanceof TooManyBoxes) {
+      throw new TaskError('unsupported_image', `The HEIF/AVIF file has more than ${maxWalkedBoxes} boxes or items in one place, which no photo has; it is not read.`);
+    }
     throw err;
   }
 }
@@ -100,7 +108,9 @@ function* locations(file: Uint8Array, iloc: Box): Generator<{ item: number; meth
     if (size === 8) return at.u32() * 2 ** 32 + at.u32();
     throw new MalformedBox();
   };
-  for (let items = version < 2 ? at.u16() : at.u32(); items > 0; items--) {
+  const count = version < 2 ? at.u16() : at.u32();
+  if (count > maxWalkedBoxes) throw new TooManyBoxes();
+  for (let items = count; items > 0; items--) {
     const item = version < 2 ? at.u16() : at.u32();
     const method = version === 1 || version === 2 ? at.u16() & 15 : 0;
     at.skip(2); // data reference index

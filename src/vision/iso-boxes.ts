@@ -91,14 +91,29 @@ export function fullBoxBody(bytes: Uint8Array, box: Box): number {
   return at.at();
 }
 
+/** More boxes at one level than boxesUntilMalformed walks: no real file has so many. */
+export class TooManyBoxes extends Error {}
+
 /**
- * Every box filling [start, end) up to the first that does not parse, with no limit on their
- * number: for a check that must see what libheif sees, which takes more children than maxBoxes
- * (up to 256 items) and may read past bytes that are no box.
+ * How many boxes boxesUntilMalformed walks at one level: far above what libheif takes in a box (100
+ * children, 256 items) and what any real file holds, far below what a crafted upload can pack (25 MB
+ * of empty boxes is 3 million, half a second of the event loop to walk through).
  */
-export function* boxesUntilMalformed(bytes: Uint8Array, start: number, end: number): Generator<Box> {
+export const maxWalkedBoxes = 4096;
+
+/**
+ * Every box filling [start, end) up to the first that does not parse, up to `limit` of them: for a
+ * check that must see what libheif sees, which takes more children than maxBoxes and may read past
+ * bytes that are no box. Past the limit it throws TooManyBoxes, and the check refuses the file
+ * rather than pass what it could not see.
+ */
+export function* boxesUntilMalformed(bytes: Uint8Array, start: number, end: number, limit = maxWalkedBoxes): Generator<Box> {
+  let count = 0;
   try {
-    yield* boxes(bytes, start, end, Infinity);
+    for (const box of boxes(bytes, start, end, Infinity)) {
+      if (++count > limit) throw new TooManyBoxes();
+      yield box;
+    }
   } catch (err) {
     if (!(err instanceof MalformedBox)) throw err;
   }

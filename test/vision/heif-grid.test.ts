@@ -53,5 +53,16 @@ describe('AVIF grids and crops', () => {
     const within = await decodeImage(avif, 10_000);
     assert.deepEqual([within.width, within.height], [20, 20]);
   });
-});
 
+  it('refuses a file with more top-level boxes than any photo has (a crafted upload packs millions) as unsupported_image rather than walk them all', async () => {
+    // libheif reads on past them at the top level (it refuses more than 256 items itself).
+    const avif = avifGrid(tile, tileSide, 2, 2 * tileSide, { freeBoxes: 5000 });
+    assert.deepEqual(await sharp(avif).metadata().then((m) => [m.width, m.height]), [128, 128]);
+    await assert.rejects(readHeader(avif, 1_000_000), (err) => {
+      assert.ok(err instanceof TaskError, `expected a TaskError, got ${String(err)}`);
+      assert.equal(err.code, 'unsupported_image');
+      assert.match(err.message, /more than 4096 boxes or items/);
+      return true;
+    });
+  });
+});
