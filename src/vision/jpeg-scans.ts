@@ -12,10 +12,14 @@ export const maxJpegScans = 100;
 export function jpegScans(bytes: Uint8Array, stopAfter: number): number {
   let scans = 0;
   let at = 2; // after SOI
-  while (at + 1 < bytes.length && bytes[at] === 0xff) {
+  for (;;) {
+    // libjpeg skips what is not a marker (with a warning, which fails the decode only after every
+    // scan has been decoded), so the count does too: a stray byte must not end it.
+    at = bytes.indexOf(0xff, at);
+    if (at === -1 || at + 1 >= bytes.length) break;
     const marker = bytes[at + 1]!;
-    if (marker === 0xff) {
-      at += 1; // a fill byte before the marker
+    if (marker === 0xff || marker === 0x00) {
+      at += marker === 0xff ? 1 : 2; // a fill byte before the marker; a stuffed zero, which libjpeg discards
       continue;
     }
     if (marker === 0xd9) break; // EOI: what follows (an MPO's or gain map's second image) is not decoded

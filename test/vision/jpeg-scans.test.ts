@@ -22,6 +22,17 @@ describe('progressive JPEG scans', () => {
     await assert.rejects(readHeader(jpegOfScans(64, 64, 1, 101), maxPixels), /more than 100 scans/);
   });
 
+  it('refuses it also with stray bytes before its scans, which libjpeg skips with a warning and decodes every scan before failing', async () => {
+    // One byte after a segment was enough for the count to stop at 0 while the decode still took
+    // its full time (2.4 s at 2048×2048, 28 s at 7000×7000) before failing on the warning.
+    const jpeg = jpegOfScans(256, 256, 3, Infinity);
+    const firstScan = jpeg.indexOf(Buffer.from([0xff, 0xda]));
+    for (const stray of [[0x00], [0x12, 0x34, 0x56], [0xff, 0x00]]) {
+      const withStray = Buffer.concat([jpeg.subarray(0, firstScan), Buffer.from(stray), jpeg.subarray(firstScan)]);
+      await assert.rejects(readHeader(withStray, maxPixels), /more than 100 scans/, `stray bytes ${JSON.stringify(stray)}`);
+    }
+  });
+
   it('takes a progressive JPEG of up to 100 scans, and one as encoders write it', async () => {
     const atLimit = jpegOfScans(64, 48, 3, 100);
     const header = await readHeader(atLimit, maxPixels);
