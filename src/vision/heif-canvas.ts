@@ -56,13 +56,34 @@ function derivedSizes(file: Uint8Array, children: Map<string, Box>): Canvas[] {
   const derived = iinf ? derivedItems(file, iinf) : new Map<number, string>();
   if (derived.size === 0 || !iloc) return [];
   const sizes: Canvas[] = [];
-  for (const { item, method, offset } of locations(file, iloc)) {
+  for (const { item, method, extents } of locations(file, iloc)) {
     const type = derived.get(item);
     // Construction method 0: an offset in the file; 1: in the idat box.
     const within = method === 0 ? { start: 0, end: file.length } : method === 1 ? idat : undefined;
-    if (type && within) sizes.push(canvasOf(new Reader(file, within.start + offset, within.end), type));
+    if (!type || !within) continue;
+    const data = joined(file, within, extents);
+    sizes.push(canvasOf(new Reader(data, 0, data.length), type));
   }
   return sizes;
+}
+
+/** The longest descriptor read: an overlay's with 32-bit sizes (version, flags, fill colour, width, height). */
+const descriptorBytes = 20;
+
+/**
+ * The start of an item's data: its extents joined, as libheif reads them. A descriptor split across
+ * extents, read from the first one's offset on, gave whatever bytes follow that extent as its size.
+ */
+function joined(file: Uint8Array, within: { start: number; end: number }, extents: Extent[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (const { offset, length } of extents) {
+    const start = within.start + offset;
+    // A length of 0: the rest of the file or idat.
+    const end = length === 0 ? within.end : start + length;
+    if (end > within.end) throw new MalformedBox();
+    parts.push(file.subarray(start, Math.min(end, start + descriptorBytes)));
+  }
+  return Buffer.concat(parts);
 }
 
 function spatialExtents(file: Uint8Array, ispe: Box): Canvas {
@@ -93,8 +114,13 @@ function derivedItems(file: Uint8Array, iinf: Box): Map<number, string> {
   return found;
 }
 
-/** Where each item's data starts (its first extent), from an iloc box. */
-function* locations(file: Uint8Array, iloc: Box): Generator<{ item: number; method: number; offset: number }> {
+interface Extent {
+  offset: number;
+  length: number;
+}
+
+/** Where each item's data lies: its first extents, as many as hold descriptorBytes, from an iloc box. */
+function* locations(file: Uint8Array, iloc: Box): Generator<{ item: number; method: number; extents: Extent[] }> {
   const at = new Reader(file, iloc.start, iloc.end);
   const version = at.u8();
   at.skip(3);
@@ -115,13 +141,15 @@ function* locations(file: Uint8Array, iloc: Box): Generator<{ item: number; meth
     const method = version === 1 || version === 2 ? at.u16() & 15 : 0;
     at.skip(2); // data reference index
     const base = uint(baseOffsetSize);
-    const offsets: number[] = [];
-    for (let extents = at.u16(); extents > 0; extents--) {
+    const extents: Extent[] = [];
+    let held = 0;
+    for (let count = at.u16(); count > 0; count--) {
       uint(indexSize);
-      offsets.push(base + uint(offsetSize));
-      uint(lengthSize);
+      const extent = { offset: base + uint(offsetSize), length: uint(lengthSize) };
+      if (held < descriptorBytes) extents.push(extent);
+      held += extent.length === 0 ? Infinity : extent.length;
     }
-    if (offsets.length > 0) yield { item, method, offset: offsets[0]! };
+    if (extents.length > 0) yield { item, method, extents };
   }
 }
 

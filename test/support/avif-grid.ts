@@ -36,11 +36,16 @@ function boxOf(file: Buffer, type: string): Buffer {
 /**
  * `tile` is an AVIF of one colour image made by sharp (no alpha): its av1C property and coded data
  * are reused. The grid's descriptor, stored in an idat box, says `cells × tileSide` a side.
+ * `splitAround`: the descriptor stored in two extents, its sizes in the second, with that many
+ * pixels a side written between them, where a reader of the first extent alone finds them.
  */
-export function avifGrid(tile: Buffer, tileSide: number, cells: number, declared: number, { freeBoxes = 0, textItems = 0 } = {}): Buffer {
+export function avifGrid(tile: Buffer, tileSide: number, cells: number, declared: number, { freeBoxes = 0, textItems = 0, splitAround = 0 } = {}): Buffer {
   const av1C = boxOf(tile, 'av1C');
   const coded = boxOf(tile, 'mdat').subarray(8);
-  const grid = Buffer.concat([Buffer.from([0, 0, cells - 1, cells - 1]), u16(cells * tileSide), u16(cells * tileSide)]);
+  const head = Buffer.from([0, 0, cells - 1, cells - 1]);
+  const sizes = Buffer.concat([u16(cells * tileSide), u16(cells * tileSide)]);
+  const grid = splitAround ? Buffer.concat([head, u16(splitAround), u16(splitAround), sizes]) : Buffer.concat([head, sizes]);
+  const gridExtents = splitAround ? [u16(2), u32(0), u32(4), u32(8), u32(4)] : [u16(1), u32(0), u32(grid.length)];
   const ftyp = box('ftyp', latin1('avif'), u32(0), latin1('mif1'), latin1('avif'), latin1('miaf'));
   const free = Buffer.concat(Array.from({ length: freeBoxes }, () => box('free')));
   // Items of one byte of text each (ids from 10), listed before the image items, their data in idat.
@@ -58,7 +63,7 @@ export function avifGrid(tile: Buffer, tileSide: number, cells: number, declared
         Buffer.from([0x44, 0x00]),
         u16(2 + texts.length),
         ...texts.map((id) => Buffer.concat([u16(id), u16(1), u16(0), u16(1), u32(0), u32(1)])),
-        ...[u16(1), u16(0), u16(0), u16(1), u32(tileOffset), u32(coded.length), u16(2), u16(1), u16(0), u16(1), u32(0), u32(grid.length)],
+        ...[u16(1), u16(0), u16(0), u16(1), u32(tileOffset), u32(coded.length), u16(2), u16(1), u16(0), ...gridExtents],
       ),
       fullBox(
         'iinf',

@@ -14,8 +14,9 @@ before(async () => {
 });
 
 describe('AVIF grids and crops', () => {
-  it('decodes a grid of tiles at the size it declares, after any number of top-level boxes or other items', async () => {
-    for (const layout of [{}, { freeBoxes: 150 }, { textItems: 120 }]) {
+  it('decodes a grid of tiles at the size it declares, after any number of top-level boxes or other items, or in extents', async () => {
+    // libheif reads an item's data as its extents joined: the sizes in a second extent are the grid's.
+    for (const layout of [{}, { freeBoxes: 150 }, { textItems: 120 }, { splitAround: 10 }]) {
       const avif = avifGrid(tile, tileSide, 2, 2 * tileSide, layout);
       const header = await readHeader(avif, 1_000_000);
       assert.deepEqual([header.format, header.width, header.height], ['heif', 128, 128]);
@@ -28,7 +29,8 @@ describe('AVIF grids and crops', () => {
     // Built this way, 1024×1024 tiles in a 16×16 grid declared 50×50 took libheif 4 s and 1 GB to
     // assemble from 919 bytes before the decode failed on the sizes' difference.
     // libheif reads on past 100 top-level boxes, and takes up to 256 items: the grid is found after them.
-    for (const layout of [{}, { freeBoxes: 150 }, { textItems: 120 }]) {
+    // Its descriptor split in two extents, with 50×50 written after the first, is read as libheif joins them.
+    for (const layout of [{}, { freeBoxes: 150 }, { textItems: 120 }, { splitAround: 50 }]) {
       const avif = avifGrid(tile, tileSide, 16, 50, layout);
       assert.deepEqual(await sharp(avif).metadata().then((m) => [m.width, m.height]), [50, 50]);
       await assert.rejects(readHeader(avif, 100_000), (err) => {
