@@ -56,9 +56,10 @@ export async function runWebMaintenance(deps: WebMaintenanceDeps, now = Date.now
   const attempts = await purgeSignInAttempts(deps.db, now - dayMs);
   const signUps = await purgeSignUpAttempts(deps.db, now - dayMs);
   const expired = await deleteExpiredUploads(deps, now - hoursToMs(deps.config.resultRetentionHours));
-  // Every delete of the next sweep would meet the same outage, and wait as long again to learn it.
-  const orphanedUploads = expired.outage ? 0 : (await deleteOrphanedUploads(deps, now - pendingUploadGraceMs)).deleted;
-  const temporaries = sweepTemporaries ? await removeStaleTemporaries(deps, now - staleTemporaryMs) : 0;
+  // Every delete of the next sweep would meet the same outage, and wait as long again to learn it;
+  // a process stopping starts no further sweep (the next start does it).
+  const orphanedUploads = expired.outage || deps.stopped?.() ? 0 : (await deleteOrphanedUploads(deps, now - pendingUploadGraceMs)).deleted;
+  const temporaries = sweepTemporaries && !deps.stopped?.() ? await removeStaleTemporaries(deps, now - staleTemporaryMs) : 0;
   return { sessions, attempts, signUps, uploads: expired.deleted, orphanedUploads, temporaries };
 }
 

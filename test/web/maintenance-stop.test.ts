@@ -11,6 +11,7 @@ import pino from 'pino';
 import { createAccount } from '../../src/store/accounts-repository.ts';
 import { claimNextTask, failTask } from '../../src/store/task-queue.ts';
 import { createTask } from '../../src/store/tasks-repository.ts';
+import { recordPendingUpload } from '../../src/store/pending-uploads-repository.ts';
 import { findTaskSource, recordTaskSource } from '../../src/store/web-tasks-repository.ts';
 import { DiskUploadStore, newUploadKey } from '../../src/storage/upload-store.ts';
 import { scheduleWebMaintenance } from '../../src/web/web-maintenance.ts';
@@ -24,7 +25,9 @@ class SlowUploadStore extends DiskUploadStore {
   private readonly waiting: (() => void)[] = [];
   private reached: (() => void) | undefined;
   readonly firstDelete = new Promise<void>((resolve) => (this.reached = resolve));
+  readonly deleted: string[] = [];
   override async delete(key: string): Promise<void> {
+    this.deleted.push(key);
     this.reached?.();
     if (!this.through) await new Promise<void>((resolve) => this.waiting.push(resolve));
     await super.delete(key);
@@ -41,7 +44,7 @@ before(() => {
 });
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-test('a stop during a run waits for the upload delete in flight and records it, and nothing fails when the database closes', async () => {
+test('a stop during a run waits for the upload delete in flight and records it, starts no further sweep, and nothing fails when the database closes', async () => {
   const store = await openTestStore('sqlite');
   const uploads = new SlowUploadStore(dir);
   let closed = false;
@@ -54,6 +57,10 @@ test('a stop during a run waits for the upload delete in flight and records it, 
     await recordTaskSource(store.db, task.id, { uploadKey, maxPixels: null }, at);
     const claimed = await claimNextTask(store.db, { leaseMs: 60_000, maxAttempts: 3 }, at);
     assert.ok(claimed && (await failTask(store.db, task.id, claimed.leaseToken, { code: 'processing_failed', message: 'failed' }, at)));
+    // An orphaned upload too, which the run sweeps after the expired ones: left to the next start.
+    const orphanKey = newUploadKey();
+    await uploads.put(orphanKey, Buffer.from('orphaned upload'));
+    await recordPendingUpload(store.db, orphanKey, at);
 
     const errors: string[] = [];
     const logger = pino({ level: 'error' }, new Writable({ write: (line: Buffer, _e, done) => (errors.push(line.toString()), done()) }));
@@ -69,6 +76,7 @@ test('a stop during a run waits for the upload delete in flight and records it, 
     uploads.answer();
     await stopping;
     assert.equal((await findTaskSource(store.db, task.id))?.uploadKey, null, 'the deleted upload is recorded');
+    assert.deepEqual(uploads.deleted, [uploadKey], 'no sweep starts after the stop: the orphaned upload waits for the next start');
     await store.close();
     closed = true;
     assert.deepEqual(errors, []);
