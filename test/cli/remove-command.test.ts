@@ -47,32 +47,30 @@ describe('cutout remove on local files', () => {
     assert.equal(fs.existsSync(outDir), false);
   });
 
-  test('a file whose cutout would be written over it (its own folder as --out-dir, its own format) is refused before any work, and the photo is kept', async () => {
-    const own = path.join(dir, 'own');
+  /** Runs remove on a photo in a folder of its own, with the --out-dir `outDirFor` gives; the photo must come back refused and unchanged. */
+  async function refusedOverItsOwnPhoto(name: string, outDirFor: (own: string) => string): Promise<void> {
+    const own = path.join(dir, name);
     fs.mkdirSync(own);
     const photo = path.join(own, 'keep.png');
     const original = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c33' } }).png().toBuffer();
     fs.writeFileSync(photo, original);
-    const run = await runCli(['remove', photo, '--out-dir', own], { CUTOUT_DATA_DIR: dir });
+    const run = await runCli(['remove', photo, '--out-dir', outDirFor(own)], { CUTOUT_DATA_DIR: dir });
 
     assert.equal(run.code, 2, run.stderr);
     assert.ok(run.stderr.includes(`${photo} would be written over by its own cutout`), run.stderr);
     assert.ok(fs.readFileSync(photo).equals(original), 'the photo is unchanged');
+  }
+
+  test('a file whose cutout would be written over it (its own folder as --out-dir, its own format) is refused before any work, and the photo is kept', async () => {
+    await refusedOverItsOwnPhoto('own', (own) => own);
   });
 
   test('a file whose cutout would be written over it through a linked folder (--out-dir a symbolic link to its own folder) is refused, and the photo is kept', async () => {
-    const own = path.join(dir, 'linked-own');
-    fs.mkdirSync(own);
-    const linked = path.join(dir, 'linked-out');
-    fs.symlinkSync(own, linked, 'dir');
-    const photo = path.join(own, 'keep.png');
-    const original = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3c3' } }).png().toBuffer();
-    fs.writeFileSync(photo, original);
-    const run = await runCli(['remove', photo, '--out-dir', linked], { CUTOUT_DATA_DIR: dir });
-
-    assert.equal(run.code, 2, run.stderr);
-    assert.ok(run.stderr.includes(`${photo} would be written over by its own cutout`), run.stderr);
-    assert.ok(fs.readFileSync(photo).equals(original), 'the photo is unchanged');
+    await refusedOverItsOwnPhoto('linked-own', (own) => {
+      const linked = path.join(dir, 'linked-out');
+      fs.symlinkSync(own, linked, 'dir');
+      return linked;
+    });
   });
 
   test('without --out-dir it refuses with a message and exit code 2', async () => {

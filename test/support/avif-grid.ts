@@ -1,31 +1,7 @@
 // AVIF files put together around one coded image made by sharp: a grid that references it for every
 // cell, or the image cropped by a clean aperture (clap) property.
 
-function box(type: string, ...parts: Buffer[]): Buffer {
-  const body = Buffer.concat(parts);
-  const header = Buffer.alloc(8);
-  header.writeUInt32BE(body.length + 8);
-  header.write(type, 4, 'latin1');
-  return Buffer.concat([header, body]);
-}
-
-function fullBox(type: string, version: number, ...parts: Buffer[]): Buffer {
-  return box(type, u32(version << 24), ...parts);
-}
-
-function u16(value: number): Buffer {
-  const b = Buffer.alloc(2);
-  b.writeUInt16BE(value);
-  return b;
-}
-
-function u32(value: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(value >>> 0);
-  return b;
-}
-
-const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');
+import { box, fullBox, latin1, u16, u32 } from './iso-box-writer.ts';
 
 /** The body of the box of `type` that `file` (a flat run of boxes, searched by name) holds first, with its header. */
 function boxOf(file: Buffer, type: string): Buffer {

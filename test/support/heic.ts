@@ -1,31 +1,7 @@
 // A minimal HEIC file: the HEIF boxes that declare one HEVC-coded (hvc1) image of a given size, with
 // a token of coded data. Enough for a header reader to see an HEVC image; no decoder could show it.
 
-function box(type: string, ...parts: Buffer[]): Buffer {
-  const body = Buffer.concat(parts);
-  const header = Buffer.alloc(8);
-  header.writeUInt32BE(body.length + 8);
-  header.write(type, 4, 'latin1');
-  return Buffer.concat([header, body]);
-}
-
-function fullBox(type: string, version: number, ...parts: Buffer[]): Buffer {
-  return box(type, u32(version << 24), ...parts);
-}
-
-function u16(value: number): Buffer {
-  const b = Buffer.alloc(2);
-  b.writeUInt16BE(value);
-  return b;
-}
-
-function u32(value: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(value >>> 0);
-  return b;
-}
-
-const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');
+import { box, fullBox, latin1, u16, u32 } from './iso-box-writer.ts';
 
 export function heicClaiming(width: number, height: number): Buffer {
   const coded = Buffer.concat([u32(4), Buffer.from([0x26, 0x01, 0xaf, 0x00])]);
