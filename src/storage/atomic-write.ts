@@ -21,6 +21,20 @@ const temporaryName = /^(.+)\.\d+\.[0-9a-f]{12}\.tmp$/;
  */
 export const staleTemporaryMs = 3_600_000;
 
+/**
+ * When a process is due to look for leftover temporary files: at most once per staleTemporaryMs,
+ * since listing a folder of a day's results every minute would cost far more than the rare
+ * leftover of a killed write it finds. Each call that answers true counts as a look.
+ */
+export function temporarySweepSchedule(): (now: number) => boolean {
+  let lookedAt = -Infinity;
+  return (now) => {
+    if (now - lookedAt < staleTemporaryMs) return false;
+    lookedAt = now;
+    return true;
+  };
+}
+
 export async function writeFileAtomically(target: string, data: Buffer, sync: Sync = fsync): Promise<void> {
   // A name of its own for every write: the pid alone is shared by two writes of one file in one
   // process, and by processes in separate containers (each pid 1) over one shared folder. Its shape

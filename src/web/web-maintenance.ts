@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import { hoursToMs } from '../domain/durations.ts';
-import { staleTemporaryMs } from '../storage/atomic-write.ts';
+import { staleTemporaryMs, temporarySweepSchedule } from '../storage/atomic-write.ts';
 import { deleteExpiredFiles, type ExpiredFiles, type SweepResult } from '../storage/delete-files.ts';
 import { retentionBatch } from '../store/maintenance-repository.ts';
 import { claimPendingUploads, forgetPendingUploads } from '../store/pending-uploads-repository.ts';
@@ -110,16 +110,12 @@ function deleteOrphanedUploads(deps: WebMaintenanceDeps, recordedBefore: number)
 export function scheduleWebMaintenance(deps: WebMaintenanceDeps, logger: FastifyBaseLogger, intervalMs = 60_000): () => Promise<void> {
   let running: Promise<void> | undefined;
   let stopped = false;
-  // As for results (Maintenance): listing the uploads' folder every minute would cost far more than
-  // the rare leftover it finds.
-  let temporariesSweptAt = -Infinity;
+  const temporariesDue = temporarySweepSchedule();
   // A run through a backlog can outlast the interval; ticks meanwhile are skipped.
   const tick = (): void => {
     if (running) return;
     const now = Date.now();
-    const sweepTemporaries = now - temporariesSweptAt >= staleTemporaryMs;
-    if (sweepTemporaries) temporariesSweptAt = now;
-    running = runWebMaintenance({ logger, ...deps, stopped: () => stopped }, now, sweepTemporaries)
+    running = runWebMaintenance({ logger, ...deps, stopped: () => stopped }, now, temporariesDue(now))
       .then(
         (done) => {
           if (done.sessions + done.attempts + done.signUps + done.uploads + done.orphanedUploads + done.temporaries > 0) logger.info(done, 'web maintenance');

@@ -8,18 +8,14 @@ import { findExpiredResults, markResultsDeleted, purgeIdempotencyKeys, retention
 import { deleteExpiredFiles } from '../storage/delete-files.ts';
 import { keysOfTask, type ResultStore } from '../storage/result-store.ts';
 import { hoursToMs } from '../domain/durations.ts';
-import { staleTemporaryMs } from '../storage/atomic-write.ts';
+import { staleTemporaryMs, temporarySweepSchedule } from '../storage/atomic-write.ts';
 
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
   /** The sweep in progress, which stop() waits for. */
   private sweep: Promise<void> | undefined;
   private stopped = false;
-  /**
-   * When this process last looked for temporaries: at most once per staleTemporaryMs, since listing
-   * a folder of a day's results every minute would cost far more than the rare leftover it finds.
-   */
-  private temporariesSweptAt = -Infinity;
+  private readonly temporariesDue = temporarySweepSchedule();
 
   constructor(
     private readonly db: Db,
@@ -31,14 +27,13 @@ export class Maintenance {
   async run(now = Date.now()): Promise<{ resultsDeleted: number; keysPurged: number; temporariesRemoved: number }> {
     const resultsDeleted = await this.deleteExpiredResults(now - hoursToMs(this.config.resultRetentionHours), now);
     const keysPurged = await purgeIdempotencyKeys(this.db, now - hoursToMs(this.config.idempotencyTtlHours));
-    const temporariesRemoved = now - this.temporariesSweptAt >= staleTemporaryMs ? await this.removeStaleTemporaries(now) : 0;
+    const temporariesRemoved = this.temporariesDue(now) ? await this.removeStaleTemporaries(now) : 0;
     if (resultsDeleted > 0 || keysPurged > 0 || temporariesRemoved > 0) this.logger.info({ resultsDeleted, keysPurged, temporariesRemoved }, 'maintenance');
     return { resultsDeleted, keysPurged, temporariesRemoved };
   }
 
   /** The temporary files of result writes killed mid-way, which no record names. */
   private async removeStaleTemporaries(now: number): Promise<number> {
-    this.temporariesSweptAt = now;
     try {
       return await this.results.removeStaleTemporaries(now - staleTemporaryMs);
     } catch (err) {
