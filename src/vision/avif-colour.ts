@@ -6,7 +6,7 @@
 import zlib from 'node:zlib';
 import sharp, { type Metadata } from 'sharp';
 import { matrixShaperProfile, type Chromaticities } from './icc-profile.ts';
-import { boxes, find, fullBoxBody, MalformedBox, nth, Reader, type Box } from './iso-boxes.ts';
+import { boxes, find, fullBoxBody, MalformedBox, metaBox, nth, Reader, type Box } from './iso-boxes.ts';
 import { pngChunk } from './png-file.ts';
 
 /** The fields of an `nclx` colour box (H.273 code points). */
@@ -60,9 +60,7 @@ export async function withPrimariesProfile(input: Buffer, primaries: WidePrimari
 /** The nclx colour box of the primary item, or undefined where there is none or the boxes do not parse. */
 export function primaryNclx(file: Uint8Array): Nclx | undefined {
   try {
-    const top = boxes(file, 0, file.length);
-    if (top.next().value?.type !== 'ftyp') return undefined;
-    const meta = find(top, 'meta');
+    const meta = metaBox(boxes(file, 0, file.length));
     if (!meta) return undefined;
     const pitm = find(boxes(file, fullBoxBody(file, meta), meta.end), 'pitm');
     const iprp = find(boxes(file, fullBoxBody(file, meta), meta.end), 'iprp');

@@ -8,7 +8,7 @@
 //   2048×2048 AVIF cropped to 50×50 passed a cap of 100,000 pixels.
 // So the caps are also checked against every such size, before decoding.
 import { TaskError } from '../domain/errors.ts';
-import { boxesUntilMalformed, find, fullBoxBody, MalformedBox, maxWalkedBoxes, Reader, TooManyBoxes, type Box } from './iso-boxes.ts';
+import { boxesUntilMalformed, find, fullBoxBody, MalformedBox, maxWalkedBoxes, metaBox, Reader, TooManyBoxes, type Box } from './iso-boxes.ts';
 
 export interface Canvas {
   width: number;
@@ -26,9 +26,7 @@ const derivedTypes: ReadonlySet<string> = new Set(['grid', 'iovl']);
 export function largestDeclaredSize(file: Uint8Array): Canvas | undefined {
   try {
     // Every top-level box and every child, as libheif reads them, up to maxWalkedBoxes at each level.
-    const top = boxesUntilMalformed(file, 0, file.length);
-    if (top.next().value?.type !== 'ftyp') return undefined;
-    const meta = find(top, 'meta');
+    const meta = metaBox(boxesUntilMalformed(file, 0, file.length));
     if (!meta) return undefined;
     const children = new Map<string, Box>();
     for (const child of boxesUntilMalformed(file, fullBoxBody(file, meta), meta.end)) if (!children.has(child.type)) children.set(child.type, child);

@@ -73,6 +73,12 @@ export function* boxes(bytes: Uint8Array, start: number, end: number, limit = ma
   }
 }
 
+/** The meta box among a HEIF file's top-level boxes `top`, read as they are asked for: none unless the first is ftyp. */
+export function metaBox(top: Iterator<Box> & Iterable<Box>): Box | undefined {
+  if (top.next().value?.type !== 'ftyp') return undefined;
+  return find(top, 'meta');
+}
+
 export function find(found: Iterable<Box>, type: string): Box | undefined {
   for (const box of found) if (box.type === type) return box;
   return undefined;
