@@ -16,27 +16,12 @@ import { findTaskSource, recordTaskSource } from '../../src/store/web-tasks-repo
 import { DiskUploadStore, newUploadKey } from '../../src/storage/upload-store.ts';
 import { scheduleWebMaintenance } from '../../src/web/web-maintenance.ts';
 import { openTestStore } from '../support/engines.ts';
+import { withGatedDeletes } from '../support/gated-deletes.ts';
 
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
 
-/** The real disk store, whose deletes wait until the test lets them through (a bucket answering slowly). */
-class SlowUploadStore extends DiskUploadStore {
-  private through = false;
-  private readonly waiting: (() => void)[] = [];
-  private reached: (() => void) | undefined;
-  readonly firstDelete = new Promise<void>((resolve) => (this.reached = resolve));
-  readonly deleted: string[] = [];
-  override async delete(key: string): Promise<void> {
-    this.deleted.push(key);
-    this.reached?.();
-    if (!this.through) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    await super.delete(key);
-  }
-  answer(): void {
-    this.through = true;
-    for (const resolve of this.waiting.splice(0)) resolve();
-  }
-}
+/** The real disk store, its deletes held until the test lets them through. */
+class SlowUploadStore extends withGatedDeletes(DiskUploadStore) {}
 
 let dir: string;
 before(() => {

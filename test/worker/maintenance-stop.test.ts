@@ -17,26 +17,13 @@ import { DiskResultStore } from '../../src/storage/disk-result-store.ts';
 import { resultKey } from '../../src/storage/result-store.ts';
 import { Maintenance } from '../../src/worker/maintenance.ts';
 import { openTestStore } from '../support/engines.ts';
+import { withGatedDeletes } from '../support/gated-deletes.ts';
 
 const input = { image_url: 'https://example.test/a.png', subject: 'auto', precision: 'standard', output_format: 'png' } as const;
 const config = { resultRetentionHours: 24, idempotencyTtlHours: 24 };
 
-/** The real disk store, whose deletes wait until the test opens the gate (a bucket answering slowly). */
-class SlowDiskStore extends DiskResultStore {
-  private opened = false;
-  private readonly waiting: (() => void)[] = [];
-  private reached: (() => void) | undefined;
-  readonly firstDelete = new Promise<void>((resolve) => (this.reached = resolve));
-  override async delete(key: string): Promise<void> {
-    this.reached?.();
-    if (!this.opened) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    await super.delete(key);
-  }
-  answer(): void {
-    this.opened = true;
-    for (const resolve of this.waiting.splice(0)) resolve();
-  }
-}
+/** The real disk store, its deletes held until the test lets them through. */
+class SlowDiskStore extends withGatedDeletes(DiskResultStore) {}
 
 let dir: string;
 before(() => {
