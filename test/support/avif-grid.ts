@@ -1,7 +1,7 @@
 // AVIF files put together around one coded image made by sharp: a grid that references it for every
 // cell, or the image cropped by a clean aperture (clap) property.
 
-import { box, fullBox, latin1, u16, u32 } from './iso-box-writer.ts';
+import { box, fullBox, latin1, singleImageFile, u16, u32 } from './iso-box-writer.ts';
 
 /** The body of the box of `type` that `file` (a flat run of boxes, searched by name) holds first, with its header. */
 function boxOf(file: Buffer, type: string): Buffer {
@@ -65,16 +65,10 @@ export function avifCropped(tile: Buffer, tileSide: number, side: number): Buffe
   const ftyp = box('ftyp', latin1('avif'), u32(0), latin1('mif1'), latin1('avif'), latin1('miaf'));
   // Width and height, then horizontal and vertical offsets from the centre, each a fraction.
   const clap = box('clap', u32(side), u32(1), u32(side), u32(1), u32(0), u32(1), u32(0), u32(1));
-  const meta = (offset: number): Buffer =>
-    fullBox(
-      'meta',
-      0,
-      fullBox('hdlr', 0, u32(0), latin1('pict'), Buffer.alloc(12), Buffer.from([0])),
-      fullBox('pitm', 0, u16(1)),
-      fullBox('iloc', 0, Buffer.from([0x44, 0x00]), u16(1), u16(1), u16(0), u16(1), u32(offset), u32(coded.length)),
-      fullBox('iinf', 0, u16(1), fullBox('infe', 2, u16(1), u16(0), latin1('av01'), Buffer.from([0]))),
-      box('iprp', box('ipco', av1C, fullBox('ispe', 0, u32(tileSide), u32(tileSide)), clap), fullBox('ipma', 0, u32(1), u16(1), Buffer.from([3, 0x81, 0x02, 0x83]))),
-    );
-  const offset = ftyp.length + meta(0).length + 8;
-  return Buffer.concat([ftyp, meta(offset), box('mdat', coded)]);
+  const properties = [
+    { box: av1C, essential: true },
+    { box: fullBox('ispe', 0, u32(tileSide), u32(tileSide)), essential: false },
+    { box: clap, essential: true },
+  ];
+  return singleImageFile(ftyp, 'av01', properties, coded);
 }
