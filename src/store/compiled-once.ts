@@ -5,6 +5,7 @@
 // handle, so that the handle a transaction runs on (a new one each time) finds it compiled.
 import type { CompiledQuery } from 'kysely';
 import { engineOf, type Db, type Engine } from './database.ts';
+import { readNow } from './sqlite-connection.ts';
 
 /** Stands in for the i-th value while the query is built; only a marker may become a parameter. */
 const marker = (i: number): string => `\u0000compiled-once-value-${i}\u0000`;
@@ -31,7 +32,10 @@ export function compiledOnce<Row, Values extends unknown[]>(
       });
       compiledFor.set(engine, (entry = { query, slots }));
     }
-    const { rows } = await db.executeQuery<Row>({ ...entry.query, parameters: entry.slots.map((slot) => values[slot]) });
+    const parameters = entry.slots.map((slot) => values[slot]);
+    const now = engine === 'sqlite' ? readNow(db, entry.query.sql, parameters) : undefined;
+    if (now) return now as Row[];
+    const { rows } = await db.executeQuery<Row>({ ...entry.query, parameters });
     return rows;
   };
 }

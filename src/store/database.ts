@@ -3,10 +3,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresAdapter, PostgresDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { isDatabaseOutage } from './database-outage.ts';
+import { openSqliteKysely } from './sqlite-connection.ts';
 import * as initial from './migrations/001-initial.ts';
 import * as web from './migrations/002-web.ts';
 import * as activeTasks from './migrations/003-active-tasks.ts';
@@ -86,7 +87,7 @@ function openSqlite(dataDir: string): Db {
     if (isDatabaseOutage(err)) throw err;
     throw new DatabaseUnavailableError(`cannot use the database ${location}: ${describeError(err)}`, { cause: err });
   }
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
+  return openSqliteKysely(file);
 }
 
 function canWrite(folder: string): boolean {
@@ -117,54 +118,6 @@ function switchToWal(file: SQLite.Database, deadline: number): void {
     file.exec('begin immediate');
     file.exec('rollback');
   }
-}
-
-/**
- * Kysely prepares every query it runs; parsing the SQL again was the largest single cost of a poll
- * (`npm run bench:api` profile). The statements are kept by their text instead, the oldest dropped
- * past a bound because a few queries (IN lists) vary in shape. Reuse is safe: the driver runs one
- * statement at a time to completion (all/run), never two iterations of one statement at once.
- */
-function withStatementCache(file: SQLite.Database, limit = 256): SqliteDatabase {
-  const statements = new Map<string, SqliteStatement>();
-  return {
-    close: () => void file.close(),
-    prepare(text: string) {
-      let statement = statements.get(text);
-      if (!statement) {
-        statement = withRowsBuiltHere(file.prepare(text));
-        if (statements.size >= limit) statements.delete(statements.keys().next().value!);
-        statements.set(text, statement);
-      }
-      return statement;
-    },
-  };
-}
-
-/**
- * A query's rows as plain objects built here from better-sqlite3's arrays. Its own row objects are
- * made property by property through V8's API, looking every column name up in the string table
- * again for every row, and a poll reads two rows of 20-odd columns (a CPU profile of the server
- * under bench:api's polls put better-sqlite3's reads at about a fifth of its time). Same objects:
- * column names as keys, a later duplicate name winning.
- */
-function withRowsBuiltHere(statement: SQLite.Statement): SqliteStatement {
-  if (!statement.reader) return statement;
-  const names = statement.columns().map((column) => column.name);
-  const rows = statement.raw(true);
-  const toObject = (values: unknown[]): Record<string, unknown> => {
-    const row: Record<string, unknown> = {};
-    for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
-    return row;
-  };
-  return {
-    reader: true,
-    all: (parameters) => (rows.all(...parameters) as unknown[][]).map(toObject),
-    run: (parameters) => rows.run(...parameters),
-    *iterate(parameters) {
-      for (const values of rows.iterate(...parameters) as IterableIterator<unknown[]>) yield toObject(values);
-    },
-  };
 }
 
 // Times and counts are bigint columns; epoch milliseconds fit a double exactly, so they are read
