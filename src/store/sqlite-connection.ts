@@ -15,7 +15,7 @@ const readers = new WeakMap<Kysely<Database>, ReadNow>();
 
 /**
  * Kysely runs every query through its connection lock (a mutex and several promises), which a poll
- * paid for twice (the key, the task): about 7 µs of its 105 on Zen 4, measured with the server under
+ * paid for twice (the key, the task): about 5 µs of its 105 on Zen 4, measured with the server under
  * `npm run bench:api`'s polls. better-sqlite3 answers synchronously, so a read that finds the
  * connection free is run here instead, from the same prepared statement, and returns the same rows.
  * Only for the store's own handle: a transaction's handle (not registered) runs on the connection it holds.

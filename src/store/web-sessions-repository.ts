@@ -1,9 +1,9 @@
 // Browser sessions. The cookie holds a random token; the table holds only its SHA-256.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { toAccount, type Account } from './accounts-repository.ts';
 import { engineOf, inTransaction, type Db } from './database.ts';
 
-const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+const hashToken = (token: string): string => hash('sha256', token, 'hex');
 
 /**
  * A session for the account whose password was just checked against `passwordHash`, or undefined
