@@ -1,13 +1,13 @@
 // The query layer over the one better-sqlite3 connection of a SQLite store: its statements kept
-// once prepared, and the hot reads answered at once while no one holds the connection.
+// once prepared, and the hot reads answered at once while no one holds or awaits the connection.
 import type SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Database } from './schema.ts';
 
 /**
- * A read answered by the statement now, or undefined when the connection is held: a transaction
- * may be open on it, and a read run there would see that transaction's writes before they commit,
- * or writes that it then rolls back.
+ * A read answered by the statement now, or undefined when the connection is held or awaited: a
+ * transaction may be open on it, and a read run there would see that transaction's writes before
+ * they commit, or writes that it then rolls back.
  */
 type ReadNow = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
 
@@ -24,25 +24,32 @@ export function readNow(db: Kysely<Database>, sql: string, parameters: readonly 
   return readers.get(db)?.(sql, parameters);
 }
 
-/** Kysely's driver, noting whether the connection is handed out (from its lock taken to its release). */
-class HeldConnectionDriver extends SqliteDriver {
-  held = false;
+/**
+ * Kysely's driver, counting the callers that hold the connection or wait for it, from the moment
+ * one asks (synchronously, as a transaction starts) to its release: a read then finds it free only
+ * when it would have been answered first through the queue too, so reads and writes keep the order
+ * in which they were issued.
+ */
+class CountedConnectionDriver extends SqliteDriver {
+  claims = 0;
 
-  override async acquireConnection(): Promise<DatabaseConnection> {
-    const connection = await super.acquireConnection();
-    this.held = true;
-    return connection;
+  override acquireConnection(): Promise<DatabaseConnection> {
+    this.claims++;
+    return super.acquireConnection().catch((err: unknown) => {
+      this.claims--;
+      throw err;
+    });
   }
 
   override async releaseConnection(): Promise<void> {
-    this.held = false;
+    this.claims--;
     await super.releaseConnection();
   }
 }
 
 export function openSqliteKysely(file: SQLite.Database): Kysely<Database> {
   const statements = withStatementCache(file);
-  const driver = new HeldConnectionDriver({ database: statements });
+  const driver = new CountedConnectionDriver({ database: statements });
   const dialect = new (class extends SqliteDialect {
     override createDriver(): SqliteDriver {
       return driver;
@@ -50,7 +57,7 @@ export function openSqliteKysely(file: SQLite.Database): Kysely<Database> {
   })({ database: statements });
   const db = new Kysely<Database>({ dialect });
   readers.set(db, (sql, parameters) => {
-    if (driver.held || !file.open) return undefined;
+    if (driver.claims > 0 || !file.open) return undefined;
     const statement = statements.prepare(sql);
     return statement.reader ? (statement.all(parameters) as unknown[]) : undefined;
   });
@@ -62,7 +69,7 @@ export function openSqliteKysely(file: SQLite.Database): Kysely<Database> {
  * (`npm run bench:api` profile). The statements are kept by their text instead, the oldest dropped
  * past a bound because a few queries (IN lists) vary in shape. Reuse is safe: the driver runs one
  * statement at a time to completion (all/run), never two iterations of one statement at once, and
- * readNow runs only while the driver holds none.
+ * readNow runs only while no one holds or awaits the connection.
  */
 function withStatementCache(file: SQLite.Database, limit = 256): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>();

@@ -43,6 +43,15 @@ describe('reads on the SQLite store while its one connection is in use', () => {
     assert.ok(await lookup, 'the deletion that was rolled back never showed');
   });
 
+  test('a key looked up just after a transaction that deletes it was started is refused: the lookup comes after it', async () => {
+    const deletion = inTransaction(db, (tx) => tx.updateTable('api_keys').set({ deleted_at: Date.now() }).execute());
+    const lookup = authenticateApiKey(db, key);
+    await deletion;
+    assert.equal(await lookup, undefined);
+    await db.updateTable('api_keys').set({ deleted_at: null }).execute();
+    assert.ok(await authenticateApiKey(db, key));
+  });
+
   test('a read while the connection is free is answered at once; while it is held, it is left to the queue', async () => {
     const sql = 'select count(*) as n from api_keys';
     assert.deepEqual(readNow(db, sql, []), [{ n: 1 }]);
