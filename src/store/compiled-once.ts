@@ -33,7 +33,7 @@ export function compiledOnce<Row, Values extends unknown[]>(
       compiledFor.set(engine, (entry = { query, slots }));
     }
     const parameters = entry.slots.map((slot) => values[slot]);
-    const now = engine === 'sqlite' ? readNow(db, entry.query.sql, parameters) : undefined;
+    const now = readNow(db, entry.query.sql, parameters);
     if (now) return now as Row[];
     const { rows } = await db.executeQuery<Row>({ ...entry.query, parameters });
     return rows;

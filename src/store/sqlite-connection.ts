@@ -15,10 +15,11 @@ const readers = new WeakMap<Kysely<Database>, ReadNow>();
 
 /**
  * Kysely runs every query through its connection lock (a mutex and several promises), which a poll
- * paid for twice (the key, the task): about 5 µs of its 105 on Zen 4, measured with the server under
- * `npm run bench:api`'s polls. better-sqlite3 answers synchronously, so a read that finds the
- * connection free is run here instead, from the same prepared statement, and returns the same rows.
- * Only for the store's own handle: a transaction's handle (not registered) runs on the connection it holds.
+ * paid for twice (the key, the task): about 5 µs of its 105 on Zen 4 (a throwaway script polling
+ * bench:api's server, five runs in turn with the code before; README, "Measured on Zen 4 at stop
+ * 43"). better-sqlite3 answers synchronously, so a read that finds the connection free is run here
+ * instead, from the same prepared statement, and returns the same rows.
+ * Only for a SQLite store's own handle: a transaction's handle, or a PostgreSQL store's, is not registered.
  */
 export function readNow(db: Kysely<Database>, sql: string, parameters: readonly unknown[]): unknown[] | undefined {
   return readers.get(db)?.(sql, parameters);
@@ -35,10 +36,7 @@ class CountedConnectionDriver extends SqliteDriver {
 
   override acquireConnection(): Promise<DatabaseConnection> {
     this.claims++;
-    return super.acquireConnection().catch((err: unknown) => {
-      this.claims--;
-      throw err;
-    });
+    return super.acquireConnection();
   }
 
   override async releaseConnection(): Promise<void> {
