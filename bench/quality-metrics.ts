@@ -123,3 +123,11 @@ export function mean(rows: Scores[]): Scores {
   for (const row of rows) for (const k of metricNames) out[k] += row[k] / rows.length;
   return out;
 }
+
+/** Mean absolute difference of two RGBA cutouts' alpha, in levels of 0–255. */
+export function alphaDistance(a: Uint8Array, b: Uint8Array): number {
+  if (a.length !== b.length) throw new Error(`cutouts of ${a.length / 4} and ${b.length / 4} pixels`);
+  let sum = 0;
+  for (let i = 3; i < a.length; i += 4) sum += Math.abs(a[i]! - b[i]!);
+  return sum / (a.length / 4);
+}

@@ -1,12 +1,13 @@
 // Quality benchmark: our cutouts against the baseline (what the peer does with the same model) and
-// the ground truth. `npm run bench:quality -- --set ../shared/fixtures [--variants a,b] [--time-12mp] [--large] [--panorama] [--only name,…] [--upscale f]`
+// the ground truth. `npm run bench:quality -- --set ../shared/fixtures [--variants a,b] [--time-12mp] [--large] [--panorama] [--only name,…] [--upscale f] [--peer]`
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { precisions, subjects, type Subject } from '../src/domain/removal-request.ts';
 import { decodeImage } from '../src/vision/decode.ts';
 import { loadSegmenter, startSegmenter } from '../src/vision/model.ts';
-import { higherIsBetter, mean, metricNames, prepareTruth, score, type Scores } from './quality-metrics.ts';
+import { loadPeer, peerCutout } from './peer-remove.ts';
+import { alphaDistance, higherIsBetter, mean, metricNames, prepareTruth, score, type Scores } from './quality-metrics.ts';
 import { baselineCutout, cachingSegmenter, ourCutout } from './quality-run.ts';
 import { contactSheet, type SheetRow } from './quality-sheet.ts';
 import { bigJpeg, largeImage, panoramaComparison, time12mp } from './quality-timing.ts';
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'artifacts' },
     upscale: { type: 'string', default: '1' },
     graph: { type: 'string', default: 'int8' },
+    peer: { type: 'boolean', default: false },
   },
 });
 
@@ -39,6 +41,12 @@ const upscale = z.coerce.number().min(1).max(10).parse(values.upscale);
  * which tells how much of a recipe's difference from the baseline the quantisation costs or makes.
  */
 const graph = z.enum(['int8', 'fp32']).parse(values.graph);
+
+/**
+ * `--peer`: the peer's own removeBackground() on each photo too, scored like the rest, with the mean
+ * distance of each baseline's alpha from the peer's: how faithfully the baseline stands for the peer.
+ */
+const peer = values.peer ? await loadPeer() : null;
 
 async function enlarged(photo: Buffer, factor: number): Promise<Buffer> {
   const { width = 1, height = 1 } = await sharp(photo).metadata();
@@ -79,7 +87,8 @@ for (const name of values.variants.split(',').filter(Boolean)) {
 const reference = cachingSegmenter(await startSegmenter({ threads: 2, graph: 'fp32' }));
 const model = graph === 'int8' ? await loadSegmenter({ threads: 2 }) : reference;
 const segmenter = graph === 'int8' ? cachingSegmenter(model) : reference;
-const results: { entry: Entry; baseline: Scores; ours: Map<string, Scores> }[] = [];
+const results: { entry: Entry; baseline: Scores; centred: Scores; references: Map<string, Scores>; ours: Map<string, Scores> }[] = [];
+const distances: { centred: number; peer: number }[] = [];
 const sheet: SheetRow[] = [];
 const fmt = (s: Scores) => `${s.iou.toFixed(4)} ${s.boundaryIou.toFixed(4)} ${s.mae.toFixed(4)} ${s.sad.toFixed(2).padStart(7)} ${s.halo.toFixed(2).padStart(6)}`;
 const diff = (s: Scores, b: Scores) =>
@@ -88,9 +97,12 @@ const diff = (s: Scores, b: Scores) =>
     const good = higherIsBetter[k] ? d > 0 : d < 0;
     return `${d >= 0 ? '+' : ''}${d.toFixed(k === 'sad' || k === 'halo' ? 2 : 4)}${Math.abs(d) < 1e-9 ? ' ' : good ? '✓' : '✗'}`.padStart(10);
   }).join('');
-const header = `${'variant'.padEnd(24)}IoU    bIoU   MAE        SAD   halo%   |  Δ vs baseline: IoU bIoU MAE SAD halo`;
+const header = (against = 'baseline') => `${'variant'.padEnd(24)}IoU    bIoU   MAE        SAD   halo%   |  Δ vs ${against}: IoU bIoU MAE SAD halo`;
 
-console.log(`quality benchmark on ${set}: ${entries.length} images${upscale === 1 ? '' : `, each enlarged ${upscale}× (JPEG) with its ground truth`}; ours on the ${graph === 'int8' ? "product's INT8 session" : 'fp32 graph'}, baseline on the fp32 graph; boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background`);
+console.log(
+  `quality benchmark on ${set}: ${entries.length} images${upscale === 1 ? '' : `, each enlarged ${upscale}× (JPEG) with its ground truth`}; ours on the ${graph === 'int8' ? "product's INT8 session" : 'fp32 graph'}, ` +
+    "baselines on the fp32 graph (baseline: resampled as the peer does; centred baseline: the same pass resampled at pixel centres); boundary band 2% of the diagonal; SAD in thousands; halo = % of the edge band showing old background",
+);
 for (const entry of entries) {
   const original = fs.readFileSync(path.join(set, entry.image));
   const image = await decodeImage(upscale === 1 ? original : await enlarged(original, upscale), 100_000_000);
@@ -98,6 +110,14 @@ for (const entry of entries) {
   const truth = prepareTruth(gt, image.pixels, image.channels, image.width, image.height);
   const baselineRgba = await baselineCutout(reference, image);
   const baseline = score(truth, baselineRgba);
+  const centredRgba = await baselineCutout(reference, image, 'centred');
+  const references = new Map([['centred baseline', score(truth, centredRgba)]]);
+  if (peer) {
+    if (upscale !== 1) throw new Error('--peer scores the photos as they are: leave out --upscale');
+    const peerRgba = await peerCutout(peer, original, entry.image);
+    references.set('peer itself', score(truth, peerRgba));
+    distances.push({ peer: alphaDistance(peerRgba, baselineRgba), centred: alphaDistance(peerRgba, centredRgba) });
+  }
   const ours = new Map<string, Scores>();
   let shown: Uint8Array = baselineRgba;
   for (const variant of variants) {
@@ -107,20 +127,26 @@ for (const entry of entries) {
   }
   segmenter.clear();
   reference.clear();
-  results.push({ entry, baseline, ours });
+  results.push({ entry, baseline, centred: references.get('centred baseline')!, references, ours });
   sheet.push({ name: entry.name, image, gt, baseline: baselineRgba, ours: shown });
-  console.log(`\n${entry.name} (${entry.kind}, ${entry.gt_type}, ${image.width}×${image.height})\n${header}`);
+  console.log(`\n${entry.name} (${entry.kind}, ${entry.gt_type}, ${image.width}×${image.height})\n${header()}`);
   console.log(`${'baseline'.padEnd(24)}${fmt(baseline)}`);
-  for (const [label, s] of ours) console.log(`${label.padEnd(24)}${fmt(s)}  | ${diff(s, baseline)}`);
+  for (const [label, s] of [...references, ...ours]) console.log(`${label.padEnd(24)}${fmt(s)}  | ${diff(s, baseline)}`);
+  const distance = distances[results.length - 1];
+  if (distance) console.log(`mean |alpha − the peer's alpha|, levels: baseline ${distance.peer.toFixed(3)}, centred baseline ${distance.centred.toFixed(3)}`);
 }
 
-function summary(title: string, rows: typeof results, labels: string[]): void {
+/** Means of the rows, each variant against `against` (the baseline unless the centred one is named). */
+function summary(title: string, rows: typeof results, labels: string[], against: 'baseline' | 'centred' = 'baseline'): void {
   if (rows.length === 0) return;
-  const base = mean(rows.map((r) => r.baseline));
-  console.log(`\n${title} (${rows.length} images: ${rows.map((r) => r.entry.name).join(' ')})\n${header}`);
-  console.log(`${'baseline'.padEnd(24)}${fmt(base)}`);
-  for (const label of labels) {
-    const m = mean(rows.map((r) => r.ours.get(label)!));
+  const base = mean(rows.map((r) => r[against]));
+  const name = against === 'baseline' ? 'baseline' : 'centred baseline';
+  console.log(`\n${title} (${rows.length} images: ${rows.map((r) => r.entry.name).join(' ')})\n${header(name)}`);
+  console.log(`${name.padEnd(24)}${fmt(base)}`);
+  const shown = against === 'baseline' ? [...rows[0]!.references.keys()].map((label) => ({ label, pick: (r: (typeof rows)[number]) => r.references.get(label)! })) : [];
+  for (const label of labels) shown.push({ label, pick: (r) => r.ours.get(label)! });
+  for (const { label, pick } of shown) {
+    const m = mean(rows.map(pick));
     const maeCut = (100 * (base.mae - m.mae)) / base.mae;
     console.log(`${label.padEnd(24)}${fmt(m)}  | ${diff(m, base)}   MAE ${maeCut >= 0 ? "−" : "+"}${Math.abs(maeCut).toFixed(1)}%`);
   }
@@ -129,6 +155,11 @@ function summary(title: string, rows: typeof results, labels: string[]): void {
 const labels = variants.map((v) => v.label);
 console.log('\n=== means ===');
 summary('all images', results, labels);
+summary('all images, against the centred baseline', results, labels, 'centred');
+if (distances.length > 0) {
+  const average = (pick: (d: (typeof distances)[number]) => number) => (distances.reduce((sum, d) => sum + pick(d), 0) / distances.length).toFixed(3);
+  console.log(`\nmean |alpha − the peer's alpha| over the photos, levels: baseline ${average((d) => d.peer)}, centred baseline ${average((d) => d.centred)}`);
+}
 summary('soft-alpha ground truth', results.filter((r) => r.entry.gt_type === 'soft_alpha'), labels);
 for (const subject of subjects) {
   const kinds = subjectKinds[subject];

@@ -2,9 +2,9 @@
 // either our removeBackground() or the peer's, on the same encoded images held in memory.
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { benchDataDir, type BenchImage } from './images.ts';
+import { imageTypes, loadPeer } from './peer-remove.ts';
 
 export type Side = 'ours-standard' | 'ours-high' | 'peer';
 
@@ -99,17 +99,10 @@ async function loadOurs(precision: 'standard' | 'high', concurrency: number): Pr
   };
 }
 
-async function loadPeer(): Promise<Remove> {
-  const peer = await import('@imgly/background-removal-node');
-  const entry = createRequire(import.meta.url).resolve('@imgly/background-removal-node');
-  const publicPath = `file://${path.dirname(entry)}/`;
-  return async (input, type) => {
-    const blob = await peer.removeBackground(new Blob([new Uint8Array(input)], { type }), { publicPath, model: 'medium', output: { format: 'image/png' } });
-    return { bytes: (await blob.arrayBuffer()).byteLength, timings: {} };
-  };
+async function peerSide(): Promise<Remove> {
+  const remove = await loadPeer();
+  return async (input, type) => ({ bytes: (await remove(input, type)).length, timings: {} });
 }
-
-const mimeTypes: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
 
 async function comparePngEncoders(job: PngJob): Promise<JobResult> {
   const { decodeImage } = await import('../src/vision/decode.ts');
@@ -211,10 +204,10 @@ async function steps(inputs: Input[], remove: Remove): Promise<void> {
 
 async function run(job: Job): Promise<JobResult> {
   if (job.kind === 'png') return comparePngEncoders(job);
-  const inputs: Input[] = job.images.map((image) => ({ image, data: fs.readFileSync(image.file), type: mimeTypes[path.extname(image.file)] ?? 'image/png' }));
+  const inputs: Input[] = job.images.map((image) => ({ image, data: fs.readFileSync(image.file), type: imageTypes[path.extname(image.file)] ?? 'image/png' }));
   const started = performance.now();
   const concurrency = job.kind === 'throughput' ? job.concurrency : 1;
-  const remove = job.side === 'peer' ? await loadPeer() : await loadOurs(job.side === 'ours-high' ? 'high' : 'standard', concurrency);
+  const remove = job.side === 'peer' ? await peerSide() : await loadOurs(job.side === 'ours-high' ? 'high' : 'standard', concurrency);
   await remove(inputs[0]!.data, inputs[0]!.type);
   const coldMs = performance.now() - started;
 
