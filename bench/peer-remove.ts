@@ -21,6 +21,8 @@ export const imageTypes: Record<string, string> = { '.png': 'image/png', '.jpg':
 /** The peer's cutout of a photo file's bytes, decoded to RGBA (its palette PNG as a viewer would show it). */
 export async function peerCutout(remove: PeerRemove, bytes: Buffer, file: string): Promise<Uint8Array> {
   const png = await remove(bytes, imageTypes[path.extname(file).toLowerCase()] ?? 'image/png');
+  // Loaded here, not with the module: `npm run bench`'s peer process imports this module, and its
+  // peak RSS should hold the peer's own libraries only.
   const { default: sharp } = await import('sharp');
   return new Uint8Array(await sharp(png).ensureAlpha().raw().toBuffer());
 }

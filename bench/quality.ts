@@ -47,6 +47,7 @@ const graph = z.enum(['int8', 'fp32']).parse(values.graph);
  * distance of each baseline's alpha from the peer's: how faithfully the baseline stands for the peer.
  */
 const peer = values.peer ? await loadPeer() : null;
+if (peer && upscale !== 1) throw new Error('--peer scores the photos as they are: leave out --upscale');
 
 async function enlarged(photo: Buffer, factor: number): Promise<Buffer> {
   const { width = 1, height = 1 } = await sharp(photo).metadata();
@@ -87,8 +88,12 @@ for (const name of values.variants.split(',').filter(Boolean)) {
 const reference = cachingSegmenter(await startSegmenter({ threads: 2, graph: 'fp32' }));
 const model = graph === 'int8' ? await loadSegmenter({ threads: 2 }) : reference;
 const segmenter = graph === 'int8' ? cachingSegmenter(model) : reference;
-const results: { entry: Entry; baseline: Scores; centred: Scores; references: Map<string, Scores>; ours: Map<string, Scores> }[] = [];
-const distances: { centred: number; peer: number }[] = [];
+/** How far each baseline's alpha lies from the peer's own (`--peer`), mean levels of 0–255. */
+interface Distance {
+  baseline: number;
+  centred: number;
+}
+const results: { entry: Entry; baseline: Scores; centred: Scores; references: Map<string, Scores>; ours: Map<string, Scores>; distance?: Distance }[] = [];
 const sheet: SheetRow[] = [];
 const fmt = (s: Scores) => `${s.iou.toFixed(4)} ${s.boundaryIou.toFixed(4)} ${s.mae.toFixed(4)} ${s.sad.toFixed(2).padStart(7)} ${s.halo.toFixed(2).padStart(6)}`;
 const diff = (s: Scores, b: Scores) =>
@@ -112,11 +117,11 @@ for (const entry of entries) {
   const baseline = score(truth, baselineRgba);
   const centredRgba = await baselineCutout(reference, image, 'centred');
   const references = new Map([['centred baseline', score(truth, centredRgba)]]);
+  let distance: Distance | undefined;
   if (peer) {
-    if (upscale !== 1) throw new Error('--peer scores the photos as they are: leave out --upscale');
     const peerRgba = await peerCutout(peer, original, entry.image);
     references.set('peer itself', score(truth, peerRgba));
-    distances.push({ peer: alphaDistance(peerRgba, baselineRgba), centred: alphaDistance(peerRgba, centredRgba) });
+    distance = { baseline: alphaDistance(peerRgba, baselineRgba), centred: alphaDistance(peerRgba, centredRgba) };
   }
   const ours = new Map<string, Scores>();
   let shown: Uint8Array = baselineRgba;
@@ -127,13 +132,12 @@ for (const entry of entries) {
   }
   segmenter.clear();
   reference.clear();
-  results.push({ entry, baseline, centred: references.get('centred baseline')!, references, ours });
+  results.push({ entry, baseline, centred: references.get('centred baseline')!, references, ours, distance });
   sheet.push({ name: entry.name, image, gt, baseline: baselineRgba, ours: shown });
   console.log(`\n${entry.name} (${entry.kind}, ${entry.gt_type}, ${image.width}×${image.height})\n${header()}`);
   console.log(`${'baseline'.padEnd(24)}${fmt(baseline)}`);
   for (const [label, s] of [...references, ...ours]) console.log(`${label.padEnd(24)}${fmt(s)}  | ${diff(s, baseline)}`);
-  const distance = distances[results.length - 1];
-  if (distance) console.log(`mean |alpha − the peer's alpha|, levels: baseline ${distance.peer.toFixed(3)}, centred baseline ${distance.centred.toFixed(3)}`);
+  if (distance) console.log(`mean |alpha − the peer's alpha|, levels: baseline ${distance.baseline.toFixed(3)}, centred baseline ${distance.centred.toFixed(3)}`);
 }
 
 /** Means of the rows, each variant against `against` (the baseline unless the centred one is named). */
@@ -156,9 +160,10 @@ const labels = variants.map((v) => v.label);
 console.log('\n=== means ===');
 summary('all images', results, labels);
 summary('all images, against the centred baseline', results, labels, 'centred');
+const distances = results.flatMap((r) => (r.distance ? [r.distance] : []));
 if (distances.length > 0) {
-  const average = (pick: (d: (typeof distances)[number]) => number) => (distances.reduce((sum, d) => sum + pick(d), 0) / distances.length).toFixed(3);
-  console.log(`\nmean |alpha − the peer's alpha| over the photos, levels: baseline ${average((d) => d.peer)}, centred baseline ${average((d) => d.centred)}`);
+  const average = (pick: (d: Distance) => number) => (distances.reduce((sum, d) => sum + pick(d), 0) / distances.length).toFixed(3);
+  console.log(`\nmean |alpha − the peer's alpha| over the photos, levels: baseline ${average((d) => d.baseline)}, centred baseline ${average((d) => d.centred)}`);
 }
 summary('soft-alpha ground truth', results.filter((r) => r.entry.gt_type === 'soft_alpha'), labels);
 for (const subject of subjects) {
