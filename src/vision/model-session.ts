@@ -68,9 +68,9 @@ export const productInt8 = { activations: 'uint8', range: 'percentile', weightLi
  * (`npm run bench:inference -- --quick --concat`), `standard` a little better and `high` within the
  * noise on `npm run bench:quality` (README, Cheaper inference). Where the multiply saturates (x86
  * without VNNI) `bench:quality` on Zen 3, at two stops, gave `standard` a mean IoU below the
- * baseline's with shared ranges and above it with each tensor's own (stop 37: −0.0001 against
- * +0.0006, MAE −16.7% against −18.4%), which the quality targets rule out, for passes 3.6–4.0%
- * longer there.
+ * centred baseline's (the benchmark's baseline until stop 44, stronger than the peer) with shared
+ * ranges and above it with each tensor's own (stop 37: −0.0001 against +0.0006, MAE −16.7% against
+ * −18.4%), so each tensor keeps its own range there, for passes 3.6–4.0% longer.
  */
 export function concatRangesFor(multiply: Int8Multiply): Int8Options['concatRanges'] {
   return multiply === 'exact' ? 'shared' : 'own';
