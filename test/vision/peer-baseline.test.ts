@@ -39,17 +39,16 @@ describe("the baseline against the peer's own cutout (the real peer and the fp32
     peer = await loadPeer();
   });
 
-  // A soft-alpha photo and the one whose score moved most with the resampling (bench:quality --peer).
-  for (const name of ['am-gt02', 'davis-libby-00019']) {
-    it(`on ${name}, the baseline's alpha is within half a level of the peer's on average, and nearer than the centred baseline's`, async () => {
-      const file = fs.readdirSync(path.join(fixturesDir, 'images')).find((f) => path.parse(f).name === name)!;
-      const bytes = fs.readFileSync(path.join(fixturesDir, 'images', file));
-      const image = await decodeImage(bytes, 50_000_000);
-      const theirs = await peerCutout(peer, bytes, file);
-      const asPeer = alphaDistance(theirs, await baselineCutout(segmenter, image, 'peer'));
-      const centred = alphaDistance(theirs, await baselineCutout(segmenter, image, 'centred'));
-      assert.ok(asPeer < 0.5, `the baseline's alpha is ${asPeer.toFixed(3)} levels from the peer's`);
-      assert.ok(asPeer < centred / 2, `baseline ${asPeer.toFixed(3)} vs centred baseline ${centred.toFixed(3)} levels from the peer's`);
-    });
-  }
+  // The photo whose score moved most with the resampling (bench:quality --peer prints all of them;
+  // one is enough here, where each photo costs a pass of the peer and two of the fp32 graph).
+  it("on davis-libby-00019, the baseline's alpha is within half a level of the peer's on average, and nearer than the centred baseline's", async () => {
+    const file = fs.readdirSync(path.join(fixturesDir, 'images')).find((f) => path.parse(f).name === 'davis-libby-00019')!;
+    const bytes = fs.readFileSync(path.join(fixturesDir, 'images', file));
+    const image = await decodeImage(bytes, 50_000_000);
+    const theirs = await peerCutout(peer, bytes, file);
+    const asPeer = alphaDistance(theirs, await baselineCutout(segmenter, image, 'peer'));
+    const centred = alphaDistance(theirs, await baselineCutout(segmenter, image, 'centred'));
+    assert.ok(asPeer < 0.5, `the baseline's alpha is ${asPeer.toFixed(3)} levels from the peer's`);
+    assert.ok(asPeer < centred / 2, `baseline ${asPeer.toFixed(3)} vs centred baseline ${centred.toFixed(3)} levels from the peer's`);
+  });
 });
