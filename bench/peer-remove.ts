@@ -16,11 +16,16 @@ export async function loadPeer(): Promise<PeerRemove> {
   };
 }
 
-export const imageTypes: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
+const imageTypes: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
+
+/** The media type the peer is told for a photo file, from its extension. */
+export function imageType(file: string): string {
+  return imageTypes[path.extname(file).toLowerCase()] ?? 'image/png';
+}
 
 /** The peer's cutout of a photo file's bytes, decoded to RGBA (its palette PNG as a viewer would show it). */
 export async function peerCutout(remove: PeerRemove, bytes: Buffer, file: string): Promise<Uint8Array> {
-  const png = await remove(bytes, imageTypes[path.extname(file).toLowerCase()] ?? 'image/png');
+  const png = await remove(bytes, imageType(file));
   // Loaded here, not with the module: `npm run bench`'s peer process imports this module, and its
   // peak RSS should hold the peer's own libraries only.
   const { default: sharp } = await import('sharp');

@@ -116,7 +116,8 @@ for (const entry of entries) {
   const baselineRgba = await baselineCutout(reference, image);
   const baseline = score(truth, baselineRgba);
   const centredRgba = await baselineCutout(reference, image, 'centred');
-  const references = new Map([['centred baseline', score(truth, centredRgba)]]);
+  const centred = score(truth, centredRgba);
+  const references = new Map([['centred baseline', centred]]);
   let distance: Distance | undefined;
   if (peer) {
     const peerRgba = await peerCutout(peer, original, entry.image);
@@ -132,7 +133,7 @@ for (const entry of entries) {
   }
   segmenter.clear();
   reference.clear();
-  results.push({ entry, baseline, centred: references.get('centred baseline')!, references, ours, distance });
+  results.push({ entry, baseline, centred, references, ours, distance });
   sheet.push({ name: entry.name, image, gt, baseline: baselineRgba, ours: shown });
   console.log(`\n${entry.name} (${entry.kind}, ${entry.gt_type}, ${image.width}×${image.height})\n${header()}`);
   console.log(`${'baseline'.padEnd(24)}${fmt(baseline)}`);

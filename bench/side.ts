@@ -1,10 +1,9 @@
 // One side of `npm run bench`, run in its own child process so that its peak RSS is its own:
 // either our removeBackground() or the peer's, on the same encoded images held in memory.
 import fs from 'node:fs';
-import path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { benchDataDir, type BenchImage } from './images.ts';
-import { imageTypes, loadPeer } from './peer-remove.ts';
+import { imageType, loadPeer } from './peer-remove.ts';
 
 export type Side = 'ours-standard' | 'ours-high' | 'peer';
 
@@ -204,7 +203,7 @@ async function steps(inputs: Input[], remove: Remove): Promise<void> {
 
 async function run(job: Job): Promise<JobResult> {
   if (job.kind === 'png') return comparePngEncoders(job);
-  const inputs: Input[] = job.images.map((image) => ({ image, data: fs.readFileSync(image.file), type: imageTypes[path.extname(image.file)] ?? 'image/png' }));
+  const inputs: Input[] = job.images.map((image) => ({ image, data: fs.readFileSync(image.file), type: imageType(image.file) }));
   const started = performance.now();
   const concurrency = job.kind === 'throughput' ? job.concurrency : 1;
   const remove = job.side === 'peer' ? await peerSide() : await loadOurs(job.side === 'ours-high' ? 'high' : 'standard', concurrency);
