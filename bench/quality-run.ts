@@ -77,7 +77,8 @@ async function centredAlpha(segmenter: Segmenter, image: DecodedImage): Promise<
 export async function ourCutout(segmenter: Segmenter, image: DecodedImage, recipe: Recipe): Promise<Uint8Array> {
   // The working planes are given back for the next image, as removeBackground gives them back.
   const planes = sharedPlanes();
-  const cutout = await composeCutout(image, await computeMatte(segmenter, decodedPhoto(image), recipe, undefined, planes));
+  // A copy: the cutout is composed into the set's memory, which the next image reuses.
+  const cutout = new Uint8Array(await composeCutout(image, await computeMatte(segmenter, decodedPhoto(image), recipe, undefined, planes), planes));
   planes.release();
   return cutout;
 }

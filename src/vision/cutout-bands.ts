@@ -1,17 +1,19 @@
 // A pool of threads, one per core, for the pipeline's per-pixel work (WebAssembly, kernels.ts), off
 // the event loop that serves HTTP: the full-size part (guided filter applied at full resolution,
 // decontamination, assembly, a PNG's compression), and in bands of rows the guided filter's solve
-// and the colour fields at the working size, and the model's input where it is larger than the photo.
+// and the colour fields at the working size, and the model's input where it is larger than the photo;
+// also a large photo's decode, so that its pixels land in shared memory (shared-decode.ts).
 // The inference session's own threads are idle meanwhile unless another task is at its inference,
 // and then the two share the cores.
 //
-// The working-size planes are shared (shared-planes.ts): a thread reads the rows it needs and writes
-// its rows of a result in place. A band of the cutout travels to its thread with buffers of its own
-// (its rows of the photo, its output rows), transferred, not shared, and the thread hands them back:
-// between jobs a thread holds only its WebAssembly memory (kernels.ts), whose size is that of the
-// largest job, so resident memory stays flat.
+// The working-size planes and the full-size rows are shared (shared-planes.ts): a thread reads the
+// rows it needs (the photo's among them) and writes its rows of a result in place (the RGBA of a
+// cutout for WebP too); only a PNG band's compressed rows travel back. Between jobs a thread holds
+// only its WebAssembly memory (kernels.ts), whose size is that of the largest job, so resident memory
+// stays flat.
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { TaskError } from '../domain/errors.ts';
 import type { BandReply, BandRequest } from './band-thread.ts';
 import { bandBuffers, sampledRows, type Band, type BandResult } from './compose.ts';
 import type { DecodedImage } from './decode.ts';
@@ -21,6 +23,8 @@ import type { RowSpan, StretchJob } from './kernels.ts';
 import type { Matte } from './matte.ts';
 import type { PngBand } from './png-file.ts';
 import type { PngDeflater } from './png-scanlines.ts';
+import type { DecodeJob } from './shared-decode.ts';
+import type { PlaneSet } from './shared-planes.ts';
 import { startThread } from './start-thread.ts';
 
 interface PoolThread {
@@ -49,7 +53,7 @@ function threadAt(i: number): PoolThread {
     thread.pending.delete(reply.id);
     // An idle thread must not keep a finished process alive; it is held only while work is pending.
     if (thread.pending.size === 0) thread.worker.unref();
-    if ('error' in reply) waiter?.reject(new Error(reply.error));
+    if ('error' in reply) waiter?.reject(reply.code ? new TaskError(reply.code, reply.error) : new Error(reply.error));
     else waiter?.resolve(reply);
   });
   thread.worker.on('error', fail);
@@ -105,16 +109,45 @@ export async function stretchInThread(job: StretchJob): Promise<Uint8Array> {
   return reply.out;
 }
 
+/**
+ * A large photo decoded in a band thread into `job.into` (shared-decode.ts), its pixels read where
+ * they are; the decode's failures are its task errors, as decodeImage's are.
+ */
+export async function decodeInThread(job: DecodeJob): Promise<DecodedImage> {
+  const reply = await run(0, { id: nextId++, decode: job }, []);
+  if (!('decoded' in reply)) throw new Error('band thread answered a decode with no image');
+  const { width, height, channels, pixels } = reply.decoded;
+  const bytes = pixels ?? job.into.subarray(0, width * height * channels);
+  return { width, height, channels, pixels: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) };
+}
+
 /** The colour fields in bands (see FieldSolver): the narrow step's blur of the wide step's blur reaches both radii. */
 export const fieldsInThreads: FieldSolver = (job) =>
   inRowBands([...job.inputs, ...job.outputs], job.width, job.height, job.wideRadius + job.narrowRadius, (rows) => ({ id: nextId++, colours: job, rows }));
 
 /**
- * Bytes [start, end) in a buffer of their own, the only thing a transfer may move. (A Buffer's
- * `slice` is a view that would take the whole decoded image along.)
+ * The full-size rows the bands read (the photo's, and any alpha bytes) in shared memory from the
+ * task's plane set, filled band by band as each is sent: the threads read their rows there in
+ * place. Copied into buffers of their own instead, the rows were allocated afresh each task and
+ * counted twice towards V8's next full collection, made here and again on their way back from the
+ * thread; at 12 MP that set one going in the middle of nearly every cutout's composition.
  */
-function copyOf(bytes: Uint8Array, start: number, end: number): Uint8Array {
-  return new Uint8Array(bytes.subarray(start, end));
+interface SharedRows {
+  pixels: Uint8Array;
+  alpha: Uint8Array | null;
+}
+
+function sharedRowsFor(image: DecodedImage, matte: Matte, planes: PlaneSet): SharedRows {
+  const shared = (bytes: Uint8Array): Uint8Array => (bytes.buffer instanceof SharedArrayBuffer ? bytes : planes.bytes(bytes.length));
+  const rows = { pixels: shared(image.pixels), alpha: matte.alpha.kind === 'bytes' ? shared(matte.alpha.data) : null };
+  if (!(rows.pixels.buffer instanceof SharedArrayBuffer)) throw new Error('the band threads compose from shared rows only (shared-planes.ts)');
+  return rows;
+}
+
+/** Bytes [start, end) of `source`, copied to the same place in `shared` unless that is `source` itself: a view of shared memory. */
+function rowsIn(shared: Uint8Array, source: Uint8Array, start: number, end: number): Uint8Array {
+  if (shared !== source) shared.set(source.subarray(start, end), start);
+  return shared.subarray(start, end);
 }
 
 /** Rows [start, end) of a plane `width` wide: a view of a shared plane, which the thread reads in place, or a copy in a buffer of its own. */
@@ -123,10 +156,10 @@ function rowsOf(plane: Float32Array, width: number, { start, end }: { start: num
 }
 
 /**
- * The band for full-size rows [from, to), with copies of what it reads: its rows of the photo and of
- * any alpha bytes, and only the rows of the matte's working-size planes that its rows sample.
+ * The band for full-size rows [from, to): its rows of the photo and of any alpha bytes, put in
+ * shared memory, and only the rows of the matte's working-size planes that its rows sample.
  */
-function bandOf(image: DecodedImage, matte: Matte, from: number, to: number, target: Band['target']): Band {
+function bandOf(image: DecodedImage, matte: Matte, shared: SharedRows, from: number, to: number, target: Band['target']): Band {
   const { width, height, channels, pixels } = image;
   const { alpha, colours } = matte;
   const cells = alpha.kind === 'guided' ? sampledRows(from, to, height, alpha.coefficients.height) : { start: 0, end: 0 };
@@ -135,7 +168,7 @@ function bandOf(image: DecodedImage, matte: Matte, from: number, to: number, tar
     planes.map((p) => rowsOf(p, planeWidth, rows)) as T;
   const bandAlpha: Matte['alpha'] =
     alpha.kind === 'bytes'
-      ? { kind: 'bytes', data: copyOf(alpha.data, from * width, to * width) }
+      ? { kind: 'bytes', data: rowsIn(shared.alpha!, alpha.data, from * width, to * width) }
       : {
           ...alpha,
           coefficients: {
@@ -150,7 +183,7 @@ function bandOf(image: DecodedImage, matte: Matte, from: number, to: number, tar
     channels,
     from,
     to,
-    pixels: copyOf(pixels, from * width * channels, to * width * channels),
+    pixels: rowsIn(shared.pixels, pixels, from * width * channels, to * width * channels),
     matte: {
       alpha: bandAlpha,
       colours: colours && { ...colours, foreground: rowsOfAll(colours.foreground, colours.width, colourRows), background: rowsOfAll(colours.background, colours.width, colourRows) },
@@ -204,21 +237,22 @@ export function composeOrder(rows: number, count: number, height: number, visibl
  * each thread given the next band when done with one. A thread's next band already waits in its
  * queue while it works on the one before, so that it never waits for this thread to take a result
  * and copy out more (faster at every size in a throwaway A/B that ran the two ways in turn): each
- * thread holds at most two bands' copies. Results in the order of the rows.
+ * thread has at most two bands queued. Results in the order of the rows.
  */
-async function composeInBands<K extends BandResult['kind']>(image: DecodedImage, matte: Matte, target: (rows: number) => Band['target'] & { kind: K }): Promise<Extract<BandResult, { kind: K }>[]> {
+async function composeInBands<K extends BandResult['kind']>(image: DecodedImage, matte: Matte, planes: PlaneSet, target: (from: number, to: number) => Band['target'] & { kind: K }): Promise<Extract<BandResult, { kind: K }>[]> {
   const { height } = image;
   const threadCount = os.availableParallelism();
   const { rows, count } = bandLayout(height, threadCount);
   const results: Extract<BandResult, { kind: K }>[] = [];
   const order = matte.visibleRows ? composeOrder(rows, count, height, matte.visibleRows) : Array.from({ length: count }, (_, i) => i);
+  const shared = sharedRowsFor(image, matte, planes);
   let next = 0;
   const claim = (): { index: number; band: Band; kind: K } | null => {
     if (next >= count) return null;
     const index = order[next++]!;
     const from = index * rows, to = Math.min(height, from + rows);
-    const spec = target(to - from);
-    return { index, band: bandOf(image, matte, from, to, spec), kind: spec.kind };
+    const spec = target(from, to);
+    return { index, band: bandOf(image, matte, shared, from, to, spec), kind: spec.kind };
   };
   const send = (thread: number, claimed: ReturnType<typeof claim>) => {
     if (!claimed) return null;
@@ -241,18 +275,24 @@ async function composeInBands<K extends BandResult['kind']>(image: DecodedImage,
   return results;
 }
 
-/** The cutout's raw RGBA pixels at the source's full size, computed in parallel bands of rows. */
-export async function composeCutout(image: DecodedImage, matte: Matte): Promise<Buffer> {
-  const bands = await composeInBands(image, matte, (rows) => ({ kind: 'rgba', out: new Uint8Array(rows * image.width * 4) }));
-  return Buffer.concat(bands.map((band) => band.out));
+/**
+ * The cutout's raw RGBA pixels at the source's full size, computed in parallel bands of rows, each
+ * band's written in place into memory taken from `planes`, a shared set, as are the photo's rows
+ * the bands read: the pixels are good until the set is released.
+ */
+export async function composeCutout(image: DecodedImage, matte: Matte, planes: PlaneSet): Promise<Buffer> {
+  const rowBytes = image.width * 4;
+  const rgba = planes.bytes(image.height * rowBytes);
+  await composeInBands(image, matte, planes, (from, to) => ({ kind: 'rgba', out: rgba.subarray(from * rowBytes, to * rowBytes) }));
+  return Buffer.from(rgba.buffer, rgba.byteOffset, rgba.length);
 }
 
 /**
  * The cutout's PNG image data, each band composed and compressed in its thread (png-scanlines.ts),
  * top to bottom, for assemblePng: neither the full-size RGBA nor its encoding passes through this
- * thread. `deflater`: the bench's comparisons (png-scanlines.ts).
+ * thread. `planes` as for composeCutout; `deflater`: the bench's comparisons (png-scanlines.ts).
  */
-export async function compressBands(image: DecodedImage, matte: Matte, deflater: PngDeflater = 'runs'): Promise<PngBand[]> {
-  const bands = await composeInBands(image, matte, () => ({ kind: 'png', deflater }));
+export async function compressBands(image: DecodedImage, matte: Matte, planes: PlaneSet, deflater: PngDeflater = 'runs'): Promise<PngBand[]> {
+  const bands = await composeInBands(image, matte, planes, () => ({ kind: 'png', deflater }));
   return bands.map((band) => band.png);
 }

@@ -1,6 +1,6 @@
 // V8's garbage collector as a process that runs the pipeline sets it. A task allocates some large
-// buffers afresh (the decoded photo, the copy of its rows each band takes to its thread, the model's
-// input and mask; the working-size planes are reused, shared-planes.ts), and V8 starts a collection
+// buffers afresh (the decoded photo, the model's input and mask; the working-size planes and the rows
+// the band threads compose from are reused, shared-planes.ts), and V8 starts a collection
 // of the whole heap each time that memory outside its heap has grown by a fixed amount. By default
 // such a collection marks incrementally, in steps interleaved with the main thread's work, and the
 // next one starts as the task goes on allocating: the main thread spent much of the work around

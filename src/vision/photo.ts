@@ -4,10 +4,13 @@
 // libjpeg decode at a reduced scale, the guide being much smaller): libjpeg decodes on
 // one core and the guide's decode runs on the other, instead of after the whole decode. The model's
 // input is still resized from the decoded pixels: a second full decode for it, beside the first,
-// left the cores busier than resizing the pixels once decoded (throwaway A/B at 8 and 12 MP).
+// left the cores busier than resizing the pixels once decoded (throwaway A/B at 8 and 12 MP). A
+// large photo is decoded in a band thread, into the task's shared memory (shared-decode.ts).
 import sharp, { type Sharp } from 'sharp';
+import { decodeInThread } from './cutout-bands.ts';
 import { decodableBytes, decodeImage, resizeEncoded, type DecodedImage, type ImageHeader } from './decode.ts';
 import { modelSize } from './model.ts';
+import { sharedPlanes, type PlaneSet } from './shared-planes.ts';
 
 /** A smaller copy of the upright photo: `shape` adds sharp's resizing, the copy is interleaved 8-bit sRGB. */
 export type Resizer = (shape: (photo: Sharp) => Sharp) => Promise<Buffer>;
@@ -38,11 +41,15 @@ export function decodedPhoto(image: DecodedImage): Photo {
   };
 }
 
-/** Starts decoding `encoded`, whose header has been read and checked (readHeader). */
-export async function openPhoto(encoded: Buffer, header: ImageHeader, maxPixels: number): Promise<Photo> {
+/**
+ * Starts decoding `encoded`, whose header has been read and checked (readHeader); a large photo's
+ * pixels are taken from `planes` (release the set only once they are no longer read).
+ */
+export async function openPhoto(encoded: Buffer, header: ImageHeader, maxPixels: number, planes: PlaneSet = sharedPlanes()): Promise<Photo> {
   const input = await decodableBytes(encoded, header, maxPixels);
   if (header.width * header.height < encodedGuideFrom) return decodedPhoto(await decodeImage(input, maxPixels, header));
-  const decoded = decodeImage(input, maxPixels, header);
+  const colours = { sixteenBitProfile: header.sixteenBitProfile };
+  const decoded = decodeInThread({ input, maxPixels, colours, into: planes.bytes(header.width * header.height * 4) });
   // Its failure is met by whoever awaits it, possibly after a copy fails first: not left unhandled meanwhile.
   decoded.catch(() => {});
   return { width: header.width, height: header.height, decoded, resize: (shape) => resizeEncoded(input, maxPixels, shape, header) };

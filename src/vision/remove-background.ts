@@ -66,20 +66,20 @@ export async function removeBackground(segmenter: Segmenter, input: Buffer, opti
     }
   }
 
+  const planes = sharedPlanes();
   const photo = await stage('decode', async () => {
     const header = await readHeader(input, options.maxPixels);
     assertEncodable(header.width, header.height, options.format);
-    return openPhoto(input, header, options.maxPixels);
+    return openPhoto(input, header, options.maxPixels, planes);
   });
-  const planes = sharedPlanes();
   const matte = await computeMatte(segmenter, photo, options.recipe ?? recipeFor(options.subject, options.precision, photo.width, photo.height), stage, planes);
   const image = await photo.decoded;
   let data: Buffer;
   if (options.format === 'png') {
-    const bands = await stage('compose', () => compressBands(image, matte));
+    const bands = await stage('compose', () => compressBands(image, matte, planes));
     data = await stage('encode', async () => assemblePng(image.width, image.height, bands));
   } else {
-    const rgba = await stage('compose', () => composeCutout(image, matte));
+    const rgba = await stage('compose', () => composeCutout(image, matte, planes));
     data = await stage('encode', () => encodeWebp(rgba, image.width, image.height));
   }
   // Only once every band is done: after a failure a thread may still be writing to the planes, and

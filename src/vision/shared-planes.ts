@@ -1,21 +1,23 @@
 // Where a task's working-size planes live (the guide, the mask, the guided filter's coefficients, the
-// colour fields): in shared memory that the band threads read and write in place, kept from one task
-// to the next. Copied out to each thread and handed back, as they were, every plane was allocated
-// afresh several times a task; planes that live through a task's inference outlast the young
-// generation, and V8 collects the whole heap each time such memory has grown by a fixed amount,
-// each collection a pause of the main thread in the middle of the work around inference (`npm run
-// bench` prints the collections per image).
-
-/** Float planes handed out one after another; `release` gives the memory back for another task's planes. */
+// colour fields), and the full-size rows the band threads compose from (the photo's, any alpha
+// bytes): in shared memory that the band threads read and write in place, kept from one task to the
+// next. Copied out to each thread and handed back, as they were, every plane was allocated afresh
+// several times a task; planes that live through a task's inference outlast the young generation,
+// and V8 collects the whole heap each time such memory has grown by a fixed amount, each collection
+// a pause of the main thread in the middle of the work around inference (`npm run bench` prints the
+// collections per image). Shared memory is not counted towards that amount at all, in any thread.
+/** Float planes and byte rows handed out one after another; `release` gives the memory back for another task's. */
 export interface PlaneSet {
   /** A plane of `length` values for its taker to write in full: one of reused memory holds what another task left there. */
   plane(length: number): Float32Array;
+  /** `length` bytes, likewise for their taker to write. */
+  bytes(length: number): Uint8Array;
   /** Every plane handed out is the next task's to overwrite: call it once nothing reads them any more. */
   release(): void;
 }
 
 /** Planes as ordinary arrays, for work done on the calling thread. */
-export const heapPlanes: PlaneSet = { plane: (length) => new Float32Array(length), release: () => {} };
+export const heapPlanes: PlaneSet = { plane: (length) => new Float32Array(length), bytes: (length) => new Uint8Array(length), release: () => {} };
 
 /** Planes start on 64-byte boundaries (a cache line; the kernels load 16 bytes at a time). */
 const alignment = 64;
@@ -29,8 +31,18 @@ class SharedPlanes implements PlaneSet {
   constructor(private readonly blocks: SharedArrayBuffer[]) {}
 
   plane(length: number): Float32Array {
+    const { block, offset } = this.take(length * 4);
+    return new Float32Array(block, offset, length);
+  }
+
+  bytes(length: number): Uint8Array {
+    const { block, offset } = this.take(length);
+    return new Uint8Array(block, offset, length);
+  }
+
+  private take(length: number): { block: SharedArrayBuffer; offset: number } {
     if (this.released) throw new Error('planes taken from a released set');
-    const bytes = Math.ceil((length * 4) / alignment) * alignment;
+    const bytes = Math.ceil(length / alignment) * alignment;
     let block = this.blocks.at(-1);
     if (!block || this.used + bytes > block.byteLength) {
       // A block of its own for what does not fit; the next task's set has room for everything.
@@ -38,23 +50,32 @@ class SharedPlanes implements PlaneSet {
       this.blocks.push(block);
       this.used = 0;
     }
-    const plane = new Float32Array(block, this.used, length);
+    const offset = this.used;
     this.used += bytes;
     this.taken += bytes;
-    return plane;
+    return { block, offset };
   }
 
   release(): void {
     if (this.released) return;
     this.released = true;
+    // A very large photo's rows are left to the garbage collector: kept, they would hold that much
+    // resident for as long as the process lives.
+    if (this.taken > keptAtMost) return;
     // A set that outgrew its block needs as much again: the next one gets it in one block.
     released.push(this.blocks.length <= 1 ? this.blocks : [new SharedArrayBuffer(Math.max(this.taken, this.blocks[0]!.byteLength))]);
   }
 }
 
 /**
+ * The most memory a released set is kept with: enough for a 12 MP photo's rows with 4 channels (48
+ * MB) beside the planes at the working size (about 28 MB at 640²).
+ */
+export const keptAtMost = 96 << 20;
+
+/**
  * Memory given back, one entry per released set: a process holds as many as it has run tasks at
- * once, each the size of its largest set (the working size is capped, so that is bounded too).
+ * once, each the size of its largest set and at most keptAtMost.
  */
 const released: SharedArrayBuffer[][] = [];
 

@@ -1,5 +1,6 @@
-// A large photo's guide is made from its encoded bytes while the photo is decoded: the same matte as
-// from the decoded pixels, an upright 8-bit copy, and the decode's errors.
+// A large photo's guide is made from its encoded bytes while the photo is decoded (in a band thread,
+// into shared memory): the same matte as from the decoded pixels, an upright 8-bit copy, and the
+// decode's errors.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp, { type Sharp } from 'sharp';
@@ -10,6 +11,7 @@ import type { Segmenter } from '../../src/vision/model.ts';
 import { decodedPhoto, encodedGuideFrom, openPhoto, type Photo } from '../../src/vision/photo.ts';
 import { recipeFor } from '../../src/vision/recipe.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
+import { sharedPlanes } from '../../src/vision/shared-planes.ts';
 import { defaults } from './cutout.ts';
 
 /** A stand-in whose mask is the red channel of its input. */
@@ -88,6 +90,20 @@ describe('a large photo', () => {
     assert.equal(fromBytes.length, 640 * 480 * 3);
     // Resized before or after the reduction to 8 bits: the rounding differs.
     assert.ok(meanDifference(fromBytes, fromPixels) < 1, `mean difference ${meanDifference(fromBytes, fromPixels)}`);
+  });
+
+  it("is decoded into the task's shared memory, the pixels a decode on this thread gives (3 and 4 channels)", async () => {
+    for (const channels of [3, 4] as const) {
+      const raw = channels === 3 ? pattern(large.width, large.height) : await sharp(pattern(large.width, large.height), { raw: { ...large, channels: 3 } }).ensureAlpha(0.5).raw().toBuffer();
+      const png = await sharp(raw, { raw: { ...large, channels } }).png().toBuffer();
+      const planes = sharedPlanes();
+      const decoded = await (await openPhoto(png, await readHeader(png, defaults.maxPixels), defaults.maxPixels, planes)).decoded;
+      assert.ok(decoded.pixels.buffer instanceof SharedArrayBuffer, `${channels} channels: in shared memory`);
+      const here = await decodeImage(png, defaults.maxPixels);
+      assert.deepEqual([decoded.width, decoded.height, decoded.channels], [here.width, here.height, channels]);
+      assert.ok(decoded.pixels.equals(here.pixels), `${channels} channels: the same pixels`);
+      planes.release();
+    }
   });
 
   it('is refused as unsupported_image when truncated, as a small one is', async () => {

@@ -12,6 +12,7 @@ import { kernelsWith } from '../../src/vision/kernels.ts';
 import type { Matte } from '../../src/vision/matte.ts';
 import { adler32Combine, assemblePng } from '../../src/vision/png-file.ts';
 import { alphaCurve } from '../../src/vision/recipe.ts';
+import { heapPlanes, sharedPlanes, type PlaneSet } from '../../src/vision/shared-planes.ts';
 
 const field = (n: number, f: (i: number) => number): Float32Array => Float32Array.from({ length: n }, (_, i) => f(i));
 const planes3 = (n: number, f: (i: number, c: number) => number) => [0, 1, 2].map((c) => field(n, (i) => f(i, c))) as [Float32Array, Float32Array, Float32Array];
@@ -89,16 +90,16 @@ describe('PNG cutouts compressed in bands', () => {
   for (const [width, height, channels, cellScale] of [[301, 703, 3, 5], [301, 703, 4, 5], [203, 300, 3, 1], [1501, 703, 3, 5]] as const) {
     it(`decode to exactly the RGBA the composer makes over the whole image, band boundaries and all (${width}×${height}, ${channels} channels, working size 1/${cellScale})`, async () => {
       const made = scene(width, height, channels, cellScale);
-      const png = assemblePng(width, height, await compressBands(made.image, made.matte));
+      const png = assemblePng(width, height, await compressBands(made.image, made.matte, sharedPlanes()));
       const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
       assert.deepEqual([info.width, info.height, info.channels], [width, height, 4]);
       const whole = composedWhole(made);
       assert.ok(data.equals(whole), 'pixels differ from the whole-image composition');
       // The RGBA path through the same bands agrees too (WebP is encoded from it), and so do the
       // bench's comparisons: every block counted in full, and the bands deflated by zlib.
-      assert.ok((await composeCutout(made.image, made.matte)).equals(whole));
+      assert.ok((await composeCutout(made.image, made.matte, sharedPlanes())).equals(whole));
       for (const deflater of ['counted', 'zlib'] as const) {
-        const other = assemblePng(width, height, await compressBands(made.image, made.matte, deflater));
+        const other = assemblePng(width, height, await compressBands(made.image, made.matte, sharedPlanes(), deflater));
         assert.ok((await sharp(other).raw().toBuffer()).equals(whole), `the bands deflated as '${deflater}' differ`);
       }
       let partial = 0;
@@ -109,7 +110,7 @@ describe('PNG cutouts compressed in bands', () => {
 
   it('is a well-formed file: IHDR for 8-bit RGBA, IDAT chunks with valid CRCs, one zlib stream whose checksum holds, then IEND', async () => {
     const made = scene(257, 400, 3);
-    const png = assemblePng(257, 400, await compressBands(made.image, made.matte));
+    const png = assemblePng(257, 400, await compressBands(made.image, made.matte, sharedPlanes()));
     const chunks = chunksOf(png);
     for (const chunk of chunks) assert.equal(chunk.crc, zlib.crc32(Buffer.concat([Buffer.from(chunk.type, 'latin1'), chunk.data])), `CRC of ${chunk.type}`);
     assert.deepEqual([chunks[0]!.type, chunks.at(-1)!.type], ['IHDR', 'IEND']);
@@ -124,6 +125,32 @@ describe('PNG cutouts compressed in bands', () => {
     // Each band starts unfiltered (the row above is another thread's); every other row is filtered Up.
     assert.equal(filters[0], 0);
     assert.ok(filters.filter((f) => f === 2).length >= 400 - 8, `rows filtered Up: ${filters.filter((f) => f === 2).length}`);
+  });
+
+  it("takes the photo's rows into the task's shared set, where the threads read them, and refuses a set that is not shared", async () => {
+    const made = scene(301, 703, 3, 5);
+    const set = sharedPlanes();
+    const taken: number[] = [];
+    const recorded: PlaneSet = { plane: (length) => set.plane(length), bytes: (length) => (taken.push(length), set.bytes(length)), release: () => set.release() };
+    const png = assemblePng(301, 703, await compressBands(made.image, made.matte, recorded));
+    assert.deepEqual(taken, [made.image.pixels.length], 'one stretch of shared bytes, the size of the photo');
+    assert.ok((await sharp(png).raw().toBuffer()).equals(composedWhole(made)));
+    set.release();
+    await assert.rejects(compressBands(made.image, made.matte, heapPlanes), /shared/);
+  });
+
+  it('reads rows already in shared memory where they are, taking from the set only the RGBA it writes there', async () => {
+    const made = scene(203, 300, 4, 1);
+    const pixels = Buffer.from(new SharedArrayBuffer(made.image.pixels.length));
+    pixels.set(made.image.pixels);
+    const taken: number[] = [];
+    const set = sharedPlanes();
+    const recorded: PlaneSet = { plane: (length) => set.plane(length), bytes: (length) => (taken.push(length), set.bytes(length)), release: () => set.release() };
+    const rgba = await composeCutout({ ...made.image, pixels }, made.matte, recorded);
+    assert.deepEqual(taken, [203 * 300 * 4]);
+    assert.ok(rgba.buffer instanceof SharedArrayBuffer);
+    assert.ok(rgba.equals(composedWhole(made)));
+    set.release();
   });
 
   it('gives the same scanlines whether a band is compressed in one chunk or a row at a time', () => {
@@ -188,14 +215,15 @@ describe('a cutout whose bands fail', () => {
     process.on('unhandledRejection', record);
     try {
       // So wide that no band thread can lay out even one row in its memory: every band fails there,
-      // with several queued on each thread.
+      // with several queued on each thread. Its rows (a few bytes stand for them) are already in shared
+      // memory, so the bands take them as they are instead of copying them.
       const width = 250_000_000, height = 640;
-      const image: DecodedImage = { pixels: Buffer.alloc(16), width, height, channels: 3 };
+      const image: DecodedImage = { pixels: Buffer.from(new SharedArrayBuffer(16)), width, height, channels: 3 };
       assert.ok(bandLayout(height, 2).count > 4);
-      await assert.rejects(compressBands(image, { alpha: { kind: 'bytes', data: new Uint8Array(16) }, colours: null }), /memory/i);
+      await assert.rejects(compressBands(image, { alpha: { kind: 'bytes', data: new Uint8Array(new SharedArrayBuffer(16)) }, colours: null }, sharedPlanes()), /memory/i);
       // The threads answer in order: once a good cutout is through, every band queued before it has been answered.
       const good: DecodedImage = { pixels: Buffer.alloc(300 * 640 * 3, 90), width: 300, height: 640, channels: 3 };
-      const png = assemblePng(300, 640, await compressBands(good, { alpha: { kind: 'bytes', data: new Uint8Array(300 * 640).fill(255) }, colours: null }));
+      const png = assemblePng(300, 640, await compressBands(good, { alpha: { kind: 'bytes', data: new Uint8Array(300 * 640).fill(255) }, colours: null }, sharedPlanes()));
       assert.equal((await sharp(png).metadata()).width, 300);
       assert.deepEqual(unhandled, []);
     } finally {

@@ -1,7 +1,7 @@
 // Working-size planes in shared memory, reused from one task to the next (src/vision/shared-planes.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sharedPlanes } from '../../src/vision/shared-planes.ts';
+import { keptAtMost, sharedPlanes } from '../../src/vision/shared-planes.ts';
 
 describe('sharedPlanes', () => {
   it('hands a task the memory the last task released', () => {
@@ -52,9 +52,32 @@ describe('sharedPlanes', () => {
     next.release();
   });
 
+  it('hands out byte rows from the same shared memory, after the planes and on cache lines of their own', () => {
+    const set = sharedPlanes();
+    const plane = set.plane(5);
+    const rows = set.bytes(30);
+    assert.ok(rows.buffer instanceof SharedArrayBuffer);
+    assert.equal(rows.buffer, plane.buffer);
+    assert.equal(rows.byteOffset, 64);
+    assert.equal(set.bytes(3).byteOffset, 128);
+    set.release();
+  });
+
+  it('keeps nothing of a set that took more than it keeps at most (a very large photo): the next set starts afresh', () => {
+    const large = sharedPlanes();
+    const rows = large.bytes(keptAtMost + 1);
+    large.release();
+    const next = sharedPlanes();
+    const plane = next.plane(10);
+    assert.notEqual(plane.buffer, rows.buffer);
+    assert.ok(plane.buffer.byteLength < keptAtMost);
+    next.release();
+  });
+
   it('refuses planes from a set already released', () => {
     const set = sharedPlanes();
     set.release();
     assert.throws(() => set.plane(10), /released/);
+    assert.throws(() => set.bytes(10), /released/);
   });
 });
