@@ -2,6 +2,7 @@
 // StepsJob): a load that changes during the run (a shared host) then slows each of them alike,
 // where processes run one after another each get the load of their own minutes.
 import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import type { BenchImage } from './images.ts';
 import type { Sample, StepReply, StepRequest, StepsJob } from './side.ts';
 
@@ -10,10 +11,14 @@ export interface Setting {
   env: NodeJS.ProcessEnv;
   /** Flags for the child's Node. */
   nodeFlags?: string[];
+  /** Another checkout of this repository (its own `node_modules` and kernels built) whose side.ts runs instead of this one's. */
+  checkout?: string;
 }
 
 function start(setting: Setting, images: BenchImage[]): { child: ChildProcess; next: () => Promise<StepReply> } {
-  const child = fork(new URL('./side.ts', import.meta.url), [JSON.stringify({ kind: 'steps', side: 'ours-standard', images } satisfies StepsJob)], {
+  const side = setting.checkout ? path.resolve(setting.checkout, 'bench/side.ts') : new URL('./side.ts', import.meta.url);
+  const child = fork(side, [JSON.stringify({ kind: 'steps', side: 'ours-standard', images } satisfies StepsJob)], {
+    ...(setting.checkout && { cwd: path.resolve(setting.checkout) }),
     execArgv: [...(setting.nodeFlags ?? []), '--import', 'tsx'],
     stdio: 'inherit',
     env: setting.env,
