@@ -9,6 +9,7 @@
 import { parentPort } from 'node:worker_threads';
 import { TaskError, type TaskErrorCode } from '../domain/errors.ts';
 import { bandBuffers, composeBand, type Band, type BandResult } from './compose.ts';
+import { collectYoung } from './garbage-collection.ts';
 import type { FieldsJob } from './foreground.ts';
 import type { GuidedJob } from './guided-filter.ts';
 import { colourFieldsRows, guidedMatteRows, stretchRgbInto, type RowSpan, type StretchJob } from './kernels.ts';
@@ -42,7 +43,11 @@ port.on('message', (request: BandRequest) => {
   if ('decode' in request) {
     // The decode itself runs in libvips' threads: bands sent meanwhile are composed as it goes on.
     decodeInto(request.decode).then(
-      (decoded) => port.postMessage({ id, decoded } satisfies BandReply),
+      (decoded) => {
+        port.postMessage({ id, decoded } satisfies BandReply);
+        // The photo as sharp decoded it is garbage now that it is copied: freed at once.
+        collectYoung();
+      },
       (err: unknown) => port.postMessage(failure(id, err)),
     );
     return;

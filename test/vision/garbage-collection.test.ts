@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { collectYoung } from '../../src/vision/garbage-collection.ts';
 import type { CollectionKinds } from '../support/collections.ts';
 
 const child = path.join(import.meta.dirname, '../support/collections-child.ts');
@@ -32,5 +34,21 @@ describe('markAtomically', () => {
   it('keeps incremental marking in a process that Node started with --incremental-marking', async () => {
     const { incremental, kinds } = await kindsIn(['--incremental-marking']);
     assert.ok(incremental, `incremental marking (kinds ${kinds.join(', ')})`);
+  });
+});
+
+describe('collectYoung', () => {
+  it('frees a large buffer just dropped, without waiting for the next collection of the whole heap', async () => {
+    const held = () => process.memoryUsage().arrayBuffers;
+    const before = held();
+    // Dropped in the same turn, as a band thread drops the photo it decoded: still in the young generation.
+    let buffer: Uint8Array | undefined = new Uint8Array(32 << 20).fill(1);
+    const size = buffer.length;
+    assert.ok(held() >= before + size);
+    buffer = undefined;
+    collectYoung();
+    // Its memory is given back as the collection sweeps its buffers, which may finish beside this thread.
+    for (let turn = 0; turn < 3 && held() >= before + size; turn++) await nextTurn();
+    assert.ok(held() < before + size, `still held: ${held() - before} bytes more than before`);
   });
 });
