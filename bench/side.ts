@@ -2,9 +2,9 @@
 // either our removeBackground() or the peer's, on the same encoded images held in memory.
 import fs from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
+import type { PlaneSet } from '../src/vision/shared-planes.ts';
 import { benchDataDir, type BenchImage } from './images.ts';
 import { imageType, loadPeer } from './peer-remove.ts';
-import type { PlaneSet } from '../src/vision/shared-planes.ts';
 
 export type Side = 'ours-standard' | 'ours-high' | 'peer';
 

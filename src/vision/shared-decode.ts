@@ -2,7 +2,7 @@
 // memory (shared-planes.ts), where the main thread and the band threads read it in place. Decoded on
 // the main thread, its pixels came as one large buffer that V8 counts towards the main thread's next
 // full collection, and at 12 MP that buffer alone set one going in most tasks: a pause of the main
-// thread (12–18 ms on Zen 5) in the middle of the work around inference. In a band thread the buffer
+// thread (10–24 ms on Zen 5) in the middle of the work around inference. In a band thread the buffer
 // counts towards that thread's own collections, whose heap is small, and shared memory counts
 // towards none.
 import { decodeImage, type SourceColours } from './decode.ts';

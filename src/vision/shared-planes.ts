@@ -6,6 +6,7 @@
 // and V8 collects the whole heap each time such memory has grown by a fixed amount, each collection
 // a pause of the main thread in the middle of the work around inference (`npm run bench` prints the
 // collections per image). Shared memory is not counted towards that amount at all, in any thread.
+
 /** Float planes and byte rows handed out one after another; `release` gives the memory back for another task's. */
 export interface PlaneSet {
   /** A plane of `length` values for its taker to write in full: one of reused memory holds what another task left there. */
