@@ -8,9 +8,10 @@
 //
 // The working-size planes and the full-size rows are shared (shared-planes.ts): a thread reads the
 // rows it needs (the photo's among them) and writes its rows of a result in place (the RGBA of a
-// cutout for WebP too); only a PNG band's compressed rows travel back. Between jobs a thread holds
-// only its WebAssembly memory (kernels.ts), whose size is that of the largest job, so resident memory
-// stays flat.
+// cutout for WebP too); only a PNG band's compressed rows travel back. Full-size rows the task's set
+// has no room for (a very large photo's) travel with the band as buffers of their own, transferred,
+// and the thread hands them back. Between jobs a thread holds only its WebAssembly memory
+// (kernels.ts), whose size is that of the largest job, so resident memory stays flat.
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { TaskError } from '../domain/errors.ts';
@@ -130,22 +131,26 @@ export const fieldsInThreads: FieldSolver = (job) =>
  * task's plane set, filled band by band as each is sent: the threads read their rows there in
  * place. Copied into buffers of their own instead, the rows were allocated afresh each task and
  * counted twice towards V8's next full collection, made here and again on their way back from the
- * thread; at 12 MP that set one going in the middle of nearly every cutout's composition.
+ * thread; at 12 MP that set one going in the middle of nearly every cutout's composition. Null
+ * where the set has no room for them (shared-planes.ts, rowsAtMost): each band then takes a copy.
  */
 interface SharedRows {
-  pixels: Uint8Array;
+  pixels: Uint8Array | null;
   alpha: Uint8Array | null;
 }
 
 function sharedRowsFor(image: DecodedImage, matte: Matte, planes: PlaneSet): SharedRows {
-  const shared = (bytes: Uint8Array): Uint8Array => (bytes.buffer instanceof SharedArrayBuffer ? bytes : planes.bytes(bytes.length));
-  const rows = { pixels: shared(image.pixels), alpha: matte.alpha.kind === 'bytes' ? shared(matte.alpha.data) : null };
-  if (!(rows.pixels.buffer instanceof SharedArrayBuffer)) throw new Error('the band threads compose from shared rows only (shared-planes.ts)');
-  return rows;
+  const shared = (bytes: Uint8Array): Uint8Array | null => (bytes.buffer instanceof SharedArrayBuffer ? bytes : planes.bytes(bytes.length));
+  return { pixels: shared(image.pixels), alpha: matte.alpha.kind === 'bytes' ? shared(matte.alpha.data) : null };
 }
 
-/** Bytes [start, end) of `source`, copied to the same place in `shared` unless that is `source` itself: a view of shared memory. */
-function rowsIn(shared: Uint8Array, source: Uint8Array, start: number, end: number): Uint8Array {
+/**
+ * Bytes [start, end) of `source`: a view of them copied to the same place in `shared` (unless that
+ * is `source` itself), or without shared rows a copy in a buffer of their own, the only thing a
+ * transfer may move (a Buffer's `slice` is a view that would take the whole decoded image along).
+ */
+function rowsIn(shared: Uint8Array | null, source: Uint8Array, start: number, end: number): Uint8Array {
+  if (!shared) return new Uint8Array(source.subarray(start, end));
   if (shared !== source) shared.set(source.subarray(start, end), start);
   return shared.subarray(start, end);
 }
@@ -168,7 +173,7 @@ function bandOf(image: DecodedImage, matte: Matte, shared: SharedRows, from: num
     planes.map((p) => rowsOf(p, planeWidth, rows)) as T;
   const bandAlpha: Matte['alpha'] =
     alpha.kind === 'bytes'
-      ? { kind: 'bytes', data: rowsIn(shared.alpha!, alpha.data, from * width, to * width) }
+      ? { kind: 'bytes', data: rowsIn(shared.alpha, alpha.data, from * width, to * width) }
       : {
           ...alpha,
           coefficients: {
@@ -277,14 +282,15 @@ async function composeInBands<K extends BandResult['kind']>(image: DecodedImage,
 
 /**
  * The cutout's raw RGBA pixels at the source's full size, computed in parallel bands of rows, each
- * band's written in place into memory taken from `planes`, a shared set, as are the photo's rows
- * the bands read: the pixels are good until the set is released.
+ * band's written in place into memory taken from `planes`, as are the photo's rows the bands read:
+ * the pixels are good until the set is released. Where the set has no room for them, each band's
+ * rows come back in a buffer of their own, and the bands are joined.
  */
 export async function composeCutout(image: DecodedImage, matte: Matte, planes: PlaneSet): Promise<Buffer> {
   const rowBytes = image.width * 4;
   const rgba = planes.bytes(image.height * rowBytes);
-  await composeInBands(image, matte, planes, (from, to) => ({ kind: 'rgba', out: rgba.subarray(from * rowBytes, to * rowBytes) }));
-  return Buffer.from(rgba.buffer, rgba.byteOffset, rgba.length);
+  const bands = await composeInBands(image, matte, planes, (from, to) => ({ kind: 'rgba', out: rgba ? rgba.subarray(from * rowBytes, to * rowBytes) : new Uint8Array((to - from) * rowBytes) }));
+  return rgba ? Buffer.from(rgba.buffer, rgba.byteOffset, rgba.length) : Buffer.concat(bands.map((band) => band.out));
 }
 
 /**

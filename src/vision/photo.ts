@@ -43,13 +43,14 @@ export function decodedPhoto(image: DecodedImage): Photo {
 
 /**
  * Starts decoding `encoded`, whose header has been read and checked (readHeader); a large photo's
- * pixels are taken from `planes` (release the set only once they are no longer read).
+ * pixels are taken from `planes` where it has room (release the set only once they are no longer read).
  */
 export async function openPhoto(encoded: Buffer, header: ImageHeader, maxPixels: number, planes: PlaneSet = sharedPlanes()): Promise<Photo> {
   const input = await decodableBytes(encoded, header, maxPixels);
   if (header.width * header.height < encodedGuideFrom) return decodedPhoto(await decodeImage(input, maxPixels, header));
-  const colours = { sixteenBitProfile: header.sixteenBitProfile };
-  const decoded = decodeInThread({ input, maxPixels, colours, into: planes.bytes(header.width * header.height * 4) });
+  // Without room in the set (a very large photo), decoded here into a buffer of its own.
+  const into = planes.bytes(header.width * header.height * 4);
+  const decoded = into ? decodeInThread({ input, maxPixels, colours: { sixteenBitProfile: header.sixteenBitProfile }, into }) : decodeImage(input, maxPixels, header);
   // Its failure is met by whoever awaits it, possibly after a copy fails first: not left unhandled meanwhile.
   decoded.catch(() => {});
   return { width: header.width, height: header.height, decoded, resize: (shape) => resizeEncoded(input, maxPixels, shape, header) };

@@ -11,14 +11,17 @@
 export interface PlaneSet {
   /** A plane of `length` values for its taker to write in full: one of reused memory holds what another task left there. */
   plane(length: number): Float32Array;
-  /** `length` bytes, likewise for their taker to write. */
-  bytes(length: number): Uint8Array;
+  /**
+   * `length` bytes, likewise for their taker to write, or null where the set's bytes would grow past
+   * rowsAtMost: the taker then keeps its data in buffers of its own.
+   */
+  bytes(length: number): Uint8Array | null;
   /** Every plane handed out is the next task's to overwrite: call it once nothing reads them any more. */
   release(): void;
 }
 
 /** Planes as ordinary arrays, for work done on the calling thread. */
-export const heapPlanes: PlaneSet = { plane: (length) => new Float32Array(length), bytes: (length) => new Uint8Array(length), release: () => {} };
+export const heapPlanes: PlaneSet = { plane: (length) => new Float32Array(length), bytes: () => null, release: () => {} };
 
 /** Planes start on 64-byte boundaries (a cache line; the kernels load 16 bytes at a time). */
 const alignment = 64;
@@ -27,6 +30,8 @@ class SharedPlanes implements PlaneSet {
   /** Bytes handed out from the last block, and from all of them. */
   private used = 0;
   private taken = 0;
+  /** Of `taken`, what `bytes` handed out. */
+  private rows = 0;
   private released = false;
 
   constructor(private readonly blocks: SharedArrayBuffer[]) {}
@@ -36,7 +41,9 @@ class SharedPlanes implements PlaneSet {
     return new Float32Array(block, offset, length);
   }
 
-  bytes(length: number): Uint8Array {
+  bytes(length: number): Uint8Array | null {
+    if (this.rows + length > rowsAtMost) return null;
+    this.rows += length;
     const { block, offset } = this.take(length);
     return new Uint8Array(block, offset, length);
   }
@@ -60,23 +67,25 @@ class SharedPlanes implements PlaneSet {
   release(): void {
     if (this.released) return;
     this.released = true;
-    // A very large photo's rows are left to the garbage collector: kept, they would hold that much
-    // resident for as long as the process lives.
-    if (this.taken > keptAtMost) return;
     // A set that outgrew its block needs as much again: the next one gets it in one block.
     released.push(this.blocks.length <= 1 ? this.blocks : [new SharedArrayBuffer(Math.max(this.taken, this.blocks[0]!.byteLength))]);
   }
 }
 
 /**
- * The most memory a released set is kept with: enough for a 12 MP photo's rows with 4 channels (48
- * MB) beside the planes at the working size (about 28 MB at 640²).
+ * The most a set hands out as byte rows: a 12 MP photo's rows with 4 channels (48 MB), beside the
+ * planes at the working size (about 28 MB at 640²). Every released set is kept, never left to the
+ * collector: shared memory does not count towards V8's next full collection, in this thread or in
+ * the band threads that saw it, so a set let go could stay resident for many tasks (a throwaway loop
+ * of 12 MP WebP cutouts, when sets too large to keep were let go, grew the process by about 100 MB a
+ * photo). Rows past this (a photo over 16 MP, a 12 MP cutout's RGBA for WebP) are in buffers of their
+ * own, as they were before they were shared.
  */
-export const keptAtMost = 96 << 20;
+export const rowsAtMost = 64 << 20;
 
 /**
  * Memory given back, one entry per released set: a process holds as many as it has run tasks at
- * once, each the size of its largest set and at most keptAtMost.
+ * once, each the size of its largest set, at most rowsAtMost beside the planes.
  */
 const released: SharedArrayBuffer[][] = [];
 

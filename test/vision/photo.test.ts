@@ -11,7 +11,7 @@ import type { Segmenter } from '../../src/vision/model.ts';
 import { decodedPhoto, encodedGuideFrom, openPhoto, type Photo } from '../../src/vision/photo.ts';
 import { recipeFor } from '../../src/vision/recipe.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
-import { sharedPlanes } from '../../src/vision/shared-planes.ts';
+import { heapPlanes, sharedPlanes } from '../../src/vision/shared-planes.ts';
 import { defaults } from './cutout.ts';
 
 /** A stand-in whose mask is the red channel of its input. */
@@ -104,6 +104,13 @@ describe('a large photo', () => {
       assert.ok(decoded.pixels.equals(here.pixels), `${channels} channels: the same pixels`);
       planes.release();
     }
+  });
+
+  it('is decoded on this thread, into a buffer of its own, where the set has no room for its rows', async () => {
+    const png = await sharp(pattern(large.width, large.height), { raw: { ...large, channels: 3 } }).png().toBuffer();
+    const decoded = await (await openPhoto(png, await readHeader(png, defaults.maxPixels), defaults.maxPixels, heapPlanes)).decoded;
+    assert.ok(!(decoded.pixels.buffer instanceof SharedArrayBuffer));
+    assert.ok(decoded.pixels.equals((await decodeImage(png, defaults.maxPixels)).pixels));
   });
 
   it('is refused as unsupported_image when truncated, as a small one is', async () => {

@@ -1,7 +1,7 @@
 // Working-size planes in shared memory, reused from one task to the next (src/vision/shared-planes.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { keptAtMost, sharedPlanes } from '../../src/vision/shared-planes.ts';
+import { rowsAtMost, sharedPlanes } from '../../src/vision/shared-planes.ts';
 
 describe('sharedPlanes', () => {
   it('hands a task the memory the last task released', () => {
@@ -55,22 +55,26 @@ describe('sharedPlanes', () => {
   it('hands out byte rows from the same shared memory, after the planes and on cache lines of their own', () => {
     const set = sharedPlanes();
     const plane = set.plane(5);
-    const rows = set.bytes(30);
+    const rows = set.bytes(30)!;
     assert.ok(rows.buffer instanceof SharedArrayBuffer);
     assert.equal(rows.buffer, plane.buffer);
     assert.equal(rows.byteOffset, 64);
-    assert.equal(set.bytes(3).byteOffset, 128);
+    assert.equal(set.bytes(3)!.byteOffset, 128);
     set.release();
   });
 
-  it('keeps nothing of a set that took more than it keeps at most (a very large photo): the next set starts afresh', () => {
-    const large = sharedPlanes();
-    const rows = large.bytes(keptAtMost + 1);
-    large.release();
+  it('hands out no more rows than rowsAtMost in all, and keeps every set released', () => {
+    const set = sharedPlanes();
+    assert.equal(set.bytes(rowsAtMost + 1), null, 'a very large photo keeps its rows in buffers of its own');
+    assert.ok(set.bytes(rowsAtMost - 1000));
+    assert.equal(set.bytes(1001), null, 'nor rows past it beside others');
+    assert.ok(set.bytes(1000));
+    set.release();
+    // Kept, in one block the size of all it took: the next set needs nothing new for as much.
     const next = sharedPlanes();
     const plane = next.plane(10);
-    assert.notEqual(plane.buffer, rows.buffer);
-    assert.ok(plane.buffer.byteLength < keptAtMost);
+    assert.ok(plane.buffer.byteLength >= rowsAtMost, `the next set starts with ${plane.buffer.byteLength} bytes`);
+    assert.ok(next.bytes(rowsAtMost - 1000)!.buffer === plane.buffer, 'and takes the rows there');
     next.release();
   });
 
