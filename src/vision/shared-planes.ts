@@ -73,13 +73,14 @@ class SharedPlanes implements PlaneSet {
 }
 
 /**
- * The most a set hands out as byte rows: a 12 MP photo's rows with 4 channels (48 MB), beside the
+ * The most a set hands out as byte rows: room for a 12 MP photo's rows with 4 channels (48 MB), beside the
  * planes at the working size (about 28 MB at 640²). Every released set is kept, never left to the
  * collector: shared memory does not count towards V8's next full collection, in this thread or in
  * the band threads that saw it, so a set let go could stay resident for many tasks (a throwaway loop
  * of 12 MP WebP cutouts, when sets too large to keep were let go, grew the process by about 100 MB a
- * photo). Rows past this (a photo over 16 MP, a 12 MP cutout's RGBA for WebP) are in buffers of their
- * own, as they were before they were shared.
+ * photo). What does not fit stays in buffers of its own, as before the rows were shared: the decode
+ * of a photo over 16 MP (its room is asked for four channels), the rows of one over 22 MP (three),
+ * a 12 MP cutout's RGBA for WebP beside its photo's rows.
  */
 export const rowsAtMost = 64 << 20;
 
