@@ -21,40 +21,47 @@ const against = z
   .parse(values.against);
 const runs = z.coerce.number().int().min(1).max(200).parse(values.runs);
 
-const stages = ['decode', 'preprocess', 'inference', 'refine', 'foreground', 'compose', 'encode'] as const;
-
 async function main(): Promise<void> {
   const images = (await benchImages()).filter((i) => values.fixtures || i.group !== 'fixtures');
   const steps = Array.from({ length: runs }, () => images).flat();
-  const names = ['this checkout', path.basename(path.resolve(against))];
+  const names = ['this checkout', path.basename(path.resolve(against))] as const;
   process.stdout.write(`turns: ${names[0]} and ${against}, ${steps.length} images each… `);
   const samples = await steppedRuns(
     [
-      { name: names[0]!, env: withAllocatorEnv(process.env) },
-      { name: names[1]!, env: withAllocatorEnv(process.env), checkout: against },
+      { name: names[0], env: withAllocatorEnv(process.env) },
+      { name: names[1], env: withAllocatorEnv(process.env), checkout: against },
     ],
     steps,
   );
   console.log('done');
+  // The stages either side timed, as `npm run bench` lists them.
+  const stages = [...new Set(names.flatMap((name) => samples.get(name)!.flatMap((s) => Object.keys(s.timings))))];
   console.log("Medians per image, ms, of the two taking turns; collections and pauses: the main thread's; share: everything but inference / end to end");
   const rows: string[][] = [];
   for (const group of [...new Set(images.map((i) => i.group))]) {
-    const of = (name: string) => samples.get(name)!.filter((s) => s.group === group);
-    const at = (list: Sample[], value: (s: Sample) => number) => median(list.map(value));
-    const row = (name: string): string[] => {
-      const list = of(name);
-      const total = at(list, (s) => s.ms);
-      const other = at(list, (s) => s.ms - (s.timings.inference ?? 0));
-      return [
+    const [mine, theirs] = names.map((name) => {
+      const list = samples.get(name)!.filter((s) => s.group === group);
+      const at = (value: (s: Sample) => number) => median(list.map(value));
+      return { name, list, at, total: at((s) => s.ms), other: at((s) => s.ms - (s.timings.inference ?? 0)) };
+    }) as [Side, Side];
+    for (const { name, list, at, total, other } of [mine, theirs]) {
+      rows.push([
         group, name, String(list.length), fixed(total, 1), fixed(other, 1),
-        ...stages.map((stage) => fixed(at(list, (s) => s.timings[stage] ?? 0), 1)),
-        fixed(at(list, (s) => s.collections)), fixed(at(list, (s) => s.collectingMs), 1), `${fixed((other / total) * 100, 1)} %`,
-      ];
-    };
-    const [mine, theirs] = [row(names[0]!), row(names[1]!)];
-    rows.push(mine, theirs, [group, 'ratio', '', fixed(Number(mine[3]) / Number(theirs[3]), 3), fixed(Number(mine[4]) / Number(theirs[4]), 3), ...stages.map(() => ''), '', '', '']);
+        ...stages.map((stage) => fixed(at((s) => s.timings[stage] ?? 0), 1)),
+        fixed(at((s) => s.collections)), fixed(at((s) => s.collectingMs), 1), `${fixed((other / total) * 100, 1)} %`,
+      ]);
+    }
+    rows.push([group, 'ratio', '', fixed(mine.total / theirs.total, 3), fixed(mine.other / theirs.other, 3), ...stages.map(() => ''), '', '', '']);
   }
   printTable(['images', 'checkout', 'n', 'end to end', 'non-inference', ...stages, 'collections', 'pauses ms', 'share'], rows);
+}
+
+interface Side {
+  name: string;
+  list: Sample[];
+  at: (value: (s: Sample) => number) => number;
+  total: number;
+  other: number;
 }
 
 await main();

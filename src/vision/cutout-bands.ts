@@ -162,7 +162,8 @@ function rowsOf(plane: Float32Array, width: number, { start, end }: { start: num
 
 /**
  * The band for full-size rows [from, to): its rows of the photo and of any alpha bytes, put in
- * shared memory, and only the rows of the matte's working-size planes that its rows sample.
+ * shared memory (or copied, where the set has no room: rowsIn), and only the rows of the matte's
+ * working-size planes that its rows sample.
  */
 function bandOf(image: DecodedImage, matte: Matte, shared: SharedRows, from: number, to: number, target: Band['target']): Band {
   const { width, height, channels, pixels } = image;
