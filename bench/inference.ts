@@ -6,6 +6,8 @@
 // INT8 graph fed normalised planes with it fed the RGB bytes (bench/input-form.ts) and with its
 // Concats over their own ranges and one shared range (bench/interleaved.ts; `--concat` runs only
 // that table), and with `--profile` also prints their time by operator (bench/operator-profile.ts).
+// `--weights` runs only the product graph against the same graph with its weights over a zero point
+// of −1 (int8-graph.ts, weightZeroPoint: onnxruntime's general integer GEMM, AMX where the CPU has it).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +15,7 @@ import { createRequire } from 'node:module';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
+import { cpuFlags, cpuinfoText } from '../src/vision/cpu-features.ts';
 import { quantiseGraph } from '../src/vision/int8-graph.ts';
 import { readRanges } from '../src/vision/int8-ranges.ts';
 import { productInt8, sessionOptions } from '../src/vision/model-session.ts';
@@ -100,6 +103,12 @@ async function main(): Promise<void> {
     await printConcatTable(fixtures, 10 * passes);
     return fs.rmSync(scratch, { recursive: true, force: true });
   }
+  if (process.argv.includes('--weights')) {
+    const amx = ['amx_tile', 'amx_int8'].every((flag) => cpuFlags(cpuinfoText()).includes(flag));
+    console.log(`cutout bench:inference --weights: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}, ${amx ? 'AMX' : 'no AMX'}), ${10 * passes} rounds\n`);
+    await printWeightsTable(fixtures, 10 * passes);
+    return fs.rmSync(scratch, { recursive: true, force: true });
+  }
   console.log(`cutout bench:inference: ${os.cpus().length} cores, ${fixtures.length} fixtures, ${passes} timed pass(es); other processes may compete for the CPU\n`);
   const rows: string[][] = [];
   let baseline: { ms: number; iou: number; mae: number } | undefined;
@@ -157,6 +166,25 @@ async function printConcatTable(fixtures: ReturnType<typeof readManifest>, round
     concatRows.push(...(await interleavedTimes(forms, bytes, rounds, base())));
   }
   printTable(['graph', 'passes', 'inference median ms', 'speed-up', 'faster than the first'], concatRows);
+}
+
+/** The product's INT8 graph with its weights over a zero point of 0 and of −1, passes alternating, and whether their masks differ. */
+async function printWeightsTable(fixtures: ReturnType<typeof readManifest>, rounds: number): Promise<void> {
+  const bytes = await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), 1024)));
+  const forms = ([0, -1] as const).map((weightZeroPoint) => ({
+    name: weightZeroPoint === 0 ? 'weights over a zero point of 0: symmetric kernels (product)' : 'weights over a zero point of −1: im2col and general GEMM',
+    side: 1024,
+    model: async () => quantiseGraph(await productGraph(), readRanges(), { ...productInt8, weightZeroPoint }),
+  }));
+  let differing = 0;
+  const sessions = await Promise.all(forms.map(async (form) => ort.InferenceSession.create(await form.model(), base())));
+  for (const input of bytes) {
+    const [a, b] = await Promise.all(sessions.map(async (s) => (await s.run({ [s.inputNames[0]!]: new ort.Tensor('uint8', input, [1, 1024, 1024, 3]) }, ['output'])).output!.data as Float32Array));
+    differing += a!.filter((v, i) => v !== b![i]).length;
+  }
+  for (const session of sessions) await session.release();
+  console.log(`The product's INT8 graph with its weights over two zero points, alternating passes on ${bytes.length} fixtures; mask values that differ between the two: ${differing}`);
+  printTable(['graph', 'passes', 'inference median ms', 'speed-up', 'faster than the first'], await interleavedTimes(forms, bytes, rounds, base()));
 }
 
 await main();

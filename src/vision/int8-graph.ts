@@ -36,6 +36,13 @@ export interface Int8Options {
    * and transposed back first. The masks are the same to the last bit.
    */
   input?: 'floats' | 'bytes';
+  /**
+   * `0` (the default, the product): onnxruntime's x86 QLinearConv takes symmetric weights to its
+   * indirect-convolution kernels (VNNI). `-1`: each weight one lower over a zero point of −1, the
+   * same products, which sends every convolution to its im2col and general integer GEMM instead, the
+   * only path that uses AMX tiles where the CPU has them (`npm run bench:inference -- --weights`).
+   */
+  weightZeroPoint?: 0 | -1;
 }
 
 /** Ops that only move or pick values: their output keeps the input's parameters, so onnxruntime drops the QDQ pair around them. */
@@ -224,8 +231,11 @@ export function quantiseGraph(model: Uint8Array, ranges: ActivationRanges, optio
     if (!weight) throw new Error(`${conv.name}: weights are not an initializer`);
     const channels = Number(weight.dims![0]);
     const { values, scales } = quantiseWeights(floatData(weight), channels, options.weightLimit);
+    const zeroPoint = options.weightZeroPoint ?? 0;
+    // Within ±127, one lower stays within int8.
+    if (zeroPoint !== 0) for (let i = 0; i < values.length; i++) values[i]! += zeroPoint;
     const wq = `${weightName}_int8`;
-    added.push(int8Tensor(wq, values, weight.dims!.map(Number)), floatTensor(`${wq}_scale`, scales, [channels]), int8Tensor(`${wq}_zero_point`, new Int8Array(channels), [channels]));
+    added.push(int8Tensor(wq, values, weight.dims!.map(Number)), floatTensor(`${wq}_scale`, scales, [channels]), int8Tensor(`${wq}_zero_point`, new Int8Array(channels).fill(zeroPoint), [channels]));
     const dequantisers: NodeProto[] = [dequantise(wq, `${weightName}_dequantised`)];
     conv.input![1] = `${weightName}_dequantised`;
     if (biasName) {

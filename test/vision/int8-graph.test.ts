@@ -247,6 +247,25 @@ describe('quantiseGraph on a tiny graph', async () => {
     assert.deepEqual(fromBytes, fromPlanes);
   });
 
+  it('with its weights one lower over a zero point of −1, still runs one QLinearConv and computes the same output to the last bit', async () => {
+    const options = { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'own' } as const;
+    const offset = quantiseGraph(fp32, ranges, { ...options, weightZeroPoint: -1 });
+    const weights = onnx.ModelProto.decode(offset).graph!.initializer!.filter((t) => t.name!.endsWith('_int8') || t.name!.endsWith('_int8_zero_point'));
+    const zeroPoints = weights.filter((t) => t.name!.endsWith('_zero_point')).flatMap((t) => [...new Int8Array(Uint8Array.from(t.rawData!).buffer)]);
+    assert.ok(zeroPoints.length > 0 && zeroPoints.every((z) => z === -1), zeroPoints.join(' '));
+    const { session: optimised, ops } = await optimisedOps(offset, 'tiny-offset');
+    await optimised.release();
+    assert.equal(ops.filter((op) => op === 'QLinearConv').length, 1, ops.join(' '));
+    const input = new ort.Tensor('float32', pseudoRandom(3 * 256, 77), dims);
+    const run = async (model: Uint8Array) => {
+      const session = await ort.InferenceSession.create(model);
+      const out = (await session.run({ input })).output!.data as Float32Array;
+      await session.release();
+      return out;
+    };
+    assert.deepEqual(await run(offset), await run(quantiseGraph(fp32, ranges, options)));
+  });
+
   it('refuses to take bytes where the input was calibrated over another range', () => {
     assert.throws(
       () => quantiseGraph(fp32, ranges, { activations: 'uint8', range: 'minmax', weightLimit: int8WeightLimit(), concatRanges: 'own', input: 'bytes' }),
