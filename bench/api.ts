@@ -1,7 +1,9 @@
 // `npm run bench:api`: autocannon against the real service (SQLite, in-process worker) on loopback.
 // Two phases, each on a fresh server: `idle` (the worker waits on a download that never arrives, so no
 // inference runs) and `busy` (the worker runs inference on a 2 MP photo the whole time). Each phase
-// measures polls, then creates, and the server's event-loop delay while the polls run.
+// measures polls, then creates, and the server's event-loop delay while the polls run; with the
+// worker idle, also the server's own CPU per request of each kind, steadier than the rates, which
+// move with the load generator's share of the cores.
 // Bounded: each load run stops after its duration or its request cap, whichever comes first.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -44,11 +46,12 @@ async function phase(name: 'idle' | 'busy', imageUrl: string) {
     const beforePolls = await server.report();
     const polls = await load({ url: `${server.url}/api/v1/bg/removals/${pollId}`, headers: server.headers() });
     const duringPolls = await server.report();
-    // The server's own CPU per poll: steadier than polls/s, which also moves with the load generator's share of the cores.
     const cpuPerPoll = (duringPolls.cpuMicros - beforePolls.cpuMicros) / polls.total;
+    const beforeCreates = await server.report();
     const creates = await load({ url: `${server.url}/api/v1/bg/removals`, method: 'POST', headers: server.headers(), body: JSON.stringify({ image_url: imageUrl }) });
     const end = await server.report();
-    return { name, polls, creates, cpuPerPoll, delay: duringPolls.eventLoopDelayMs, tasks: end.tasks };
+    const cpuPerCreate = (end.cpuMicros - beforeCreates.cpuMicros) / creates.total;
+    return { name, polls, creates, cpuPerPoll, cpuPerCreate, delay: duringPolls.eventLoopDelayMs, tasks: end.tasks };
   } finally {
     await server.stop();
   }
@@ -67,11 +70,12 @@ async function main(): Promise<void> {
       console.log(`${name}: ${JSON.stringify(results.at(-1))}`);
     }
     printTable(
-      ['worker', 'creates/s', 'create p50 / p99 ms', 'polls/s', 'poll p50 / p99 ms', 'server process CPU µs per poll', 'event-loop delay during polls p50 / p99 / max ms', 'errors', 'tasks at end'],
+      ['worker', 'creates/s', 'create p50 / p99 ms', 'server process CPU µs per create', 'polls/s', 'poll p50 / p99 ms', 'server process CPU µs per poll', 'event-loop delay during polls p50 / p99 / max ms', 'errors', 'tasks at end'],
       results.map((r) => [
         r.name,
         fixed(r.creates.perSecond),
         `${r.creates.p50} / ${r.creates.p99}`,
+        r.name === 'idle' ? fixed(r.cpuPerCreate) : '– (inference shares it)',
         fixed(r.polls.perSecond),
         `${r.polls.p50} / ${r.polls.p99}`,
         r.name === 'idle' ? fixed(r.cpuPerPoll) : '– (inference shares it)',
