@@ -171,11 +171,12 @@ async function printConcatTable(fixtures: ReturnType<typeof readManifest>, round
 /** The product's INT8 graph with its weights over a zero point of 0 and of −1, passes alternating, and whether their masks differ. */
 async function printWeightsTable(fixtures: ReturnType<typeof readManifest>, rounds: number): Promise<void> {
   const bytes = await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), 1024)));
-  const forms = ([0, -1] as const).map((weightZeroPoint) => ({
-    name: weightZeroPoint === 0 ? 'weights over a zero point of 0: symmetric kernels (product)' : 'weights over a zero point of −1: im2col and general GEMM',
-    side: 1024,
-    model: async () => quantiseGraph(await productGraph(), readRanges(), { ...productInt8, weightZeroPoint }),
-  }));
+  const fp32 = await productGraph();
+  const forms = ([0, -1] as const).map((weightZeroPoint) => {
+    const model = quantiseGraph(fp32, readRanges(), { ...productInt8, weightZeroPoint });
+    const name = weightZeroPoint === 0 ? 'weights over a zero point of 0: symmetric kernels (product)' : 'weights over a zero point of −1: im2col and general GEMM';
+    return { name, side: 1024, model: async () => model };
+  });
   let differing = 0;
   const sessions = await Promise.all(forms.map(async (form) => ort.InferenceSession.create(await form.model(), base())));
   for (const input of bytes) {
