@@ -172,8 +172,9 @@ async function printConcatTable(fixtures: ReturnType<typeof readManifest>, round
 async function printWeightsTable(fixtures: ReturnType<typeof readManifest>, rounds: number): Promise<void> {
   const bytes = await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), 1024)));
   const fp32 = await productGraph();
+  const ranges = readRanges();
   const forms = ([0, -1] as const).map((weightZeroPoint) => {
-    const model = quantiseGraph(fp32, readRanges(), { ...productInt8, weightZeroPoint });
+    const model = quantiseGraph(fp32, ranges, { ...productInt8, weightZeroPoint });
     const name = weightZeroPoint === 0 ? 'weights over a zero point of 0: symmetric kernels (product)' : 'weights over a zero point of −1: im2col and general GEMM';
     return { name, side: 1024, model: async () => model };
   });
