@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { ApiError } from '../domain/errors.ts';
 import { isWellFormedId, newId } from '../domain/ids.ts';
 import { canonicalFingerprint, creditCost, type RemovalInput } from '../domain/removal-request.ts';
-import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
+import { engineOf, type Db, type Tx } from './database.ts';
+import { inGroupCommit } from './group-commit.ts';
 import { toTask, type Task } from './task-row.ts';
 import { compiledOnce } from './compiled-once.ts';
 
@@ -27,12 +28,13 @@ const concurrencyRetryAfterSeconds = 5;
 /**
  * One transaction: idempotency lookup, concurrency and balance checks, the task row, the credit
  * reservation and the idempotency record. Concurrent creates for one account serialise (SQLite:
- * the write lock; PostgreSQL: a lock on the account row taken first), so two requests with one key
+ * the write lock, creates of one turn of the event loop committed together, each in its savepoint:
+ * group-commit.ts; PostgreSQL: a lock on the account row taken first), so two requests with one key
  * create one task, the active-task limit holds, and the balance can never be over-reserved.
  */
 export async function createTask(db: Db, req: CreateTaskRequest, now = Date.now()): Promise<CreateTaskResult> {
   const fingerprint = canonicalFingerprint(req.input);
-  return inTransaction(db, async (tx) => {
+  return inGroupCommit(db, async (tx) => {
     if (engineOf(tx) === 'postgres') {
       await tx.selectFrom('accounts').select('id').where('id', '=', req.accountId).forUpdate().execute();
     }
