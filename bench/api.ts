@@ -5,15 +5,28 @@
 // worker idle, also the server's own CPU per request of each kind, steadier than the rates, which
 // move with the load generator's share of the cores.
 // Bounded: each load run stops after its duration or its request cap, whichever comes first.
+// `--against <checkout>` compares this checkout's API with another's, taking turns (api-turns.ts).
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { z } from 'zod';
+import { apiTurns } from './api-turns.ts';
 import { describeHost, measureHost } from './host.ts';
 import { benchImages } from './images.ts';
 import { ServerUnderTest, startImageServer, untilDeadline } from './service.ts';
 import { fixed, printTable } from './stats.ts';
 
-const quick = process.argv.includes('--quick');
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, against: { type: 'string' }, turns: { type: 'string', default: '10' } } });
+const quick = values.quick;
+/** `--against <checkout>`: instead of the two phases, this checkout's API and that one's taking turns (api-turns.ts). */
+const against = z
+  .string()
+  .refine((dir) => fs.existsSync(path.join(dir, 'bench/api-server.ts')), 'no bench/api-server.ts in the checkout --against names')
+  .optional()
+  .parse(values.against);
+const turns = z.coerce.number().int().min(1).max(100).parse(values.turns);
 const seconds = quick ? 5 : 10;
 const maxRequests = 200_000;
 const connections = 10;
@@ -60,10 +73,12 @@ async function phase(name: 'idle' | 'busy', imageUrl: string) {
 async function main(): Promise<void> {
   const photo = (await benchImages()).find((i) => i.group === '2 MP')!;
   const images = await startImageServer([fs.readFileSync(photo.file)]);
+  const runs = against ? `this checkout and ${against} taking turns` : `${seconds} s or ${maxRequests} requests per run`;
   console.log(`cutout bench:api${quick ? ' --quick' : ''}: ${os.cpus().length} cores, node ${process.version}; autocannon, ${connections} connections, ` +
-    `${seconds} s or ${maxRequests} requests per run; SQLite; server and load generator share the machine`);
+    `${runs}; SQLite; server and load generator share the machine`);
   console.log(`${describeHost(await measureHost())}\n`);
   try {
+    if (against) return await apiTurns(against, turns, `${images.origin}/hold`);
     const results = [];
     for (const [name, url] of [['idle', `${images.origin}/hold`], ['busy', `${images.origin}/photo/0`]] as const) {
       results.push(await phase(name, url));

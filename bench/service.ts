@@ -2,6 +2,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { withAllocatorEnv } from '../src/allocator-env.ts';
 import type { Precision } from '../src/domain/removal-request.ts';
 import type { ParentMessage, ServerMessage } from './api-server.ts';
@@ -39,8 +40,11 @@ export class ServerUnderTest {
     readonly key: string,
   ) {}
 
-  static start(overrides: Record<string, string> = {}, env: Record<string, string> = {}): Promise<ServerUnderTest> {
-    const child = fork(new URL('./api-server.ts', import.meta.url), [JSON.stringify(overrides)], {
+  /** `checkout`: another checkout of this repository (its `npm ci` done) whose server runs instead of this one's. */
+  static start(overrides: Record<string, string> = {}, env: Record<string, string> = {}, checkout?: string): Promise<ServerUnderTest> {
+    const script = checkout ? path.resolve(checkout, 'bench/api-server.ts') : new URL('./api-server.ts', import.meta.url);
+    const child = fork(script, [JSON.stringify(overrides)], {
+      ...(checkout && { cwd: path.resolve(checkout) }),
       execArgv: ['--import', 'tsx'],
       stdio: 'inherit',
       // The service as `npm start` runs it: with its allocator settings (src/allocator-env.ts) unless overridden.
