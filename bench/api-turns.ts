@@ -10,7 +10,6 @@ import autocannon from 'autocannon';
 import { ServerUnderTest } from './service.ts';
 import { fixed, median, printTable } from './stats.ts';
 
-const connections = 10;
 const burstSeconds = 1.5;
 
 interface Side {
@@ -24,7 +23,7 @@ interface Side {
 type Kind = 'polls' | 'creates';
 
 /** One burst of `kind` against a side: its server's CPU µs per request and the requests per second. */
-async function burst(side: Side, kind: Kind, imageUrl: string): Promise<{ cpu: number; rate: number }> {
+async function burst(side: Side, kind: Kind, imageUrl: string, connections: number): Promise<{ cpu: number; rate: number }> {
   const { server } = side;
   const before = await server.report();
   const result = await autocannon({
@@ -41,10 +40,11 @@ async function burst(side: Side, kind: Kind, imageUrl: string): Promise<{ cpu: n
 }
 
 /**
- * `turns` bursts of each kind per side (after one unmeasured turn), the side that goes first
- * alternating from turn to turn; the worker of each waits on `holdUrl`, a download that never ends.
+ * `turns` bursts of each kind per side (after one unmeasured turn), each from `connections`
+ * connections, the side that goes first alternating from turn to turn; the worker of each waits
+ * on `holdUrl`, a download that never ends.
  */
-export async function apiTurns(against: string, turns: number, holdUrl: string): Promise<void> {
+export async function apiTurns(against: string, turns: number, holdUrl: string, connections: number): Promise<void> {
   const sides: Side[] = [];
   try {
     for (const [name, checkout] of [['this checkout', undefined], [path.basename(path.resolve(against)), against]] as const) {
@@ -57,7 +57,7 @@ export async function apiTurns(against: string, turns: number, holdUrl: string):
     for (const kind of ['polls', 'creates'] as const) {
       for (let turn = 0; turn <= turns; turn++) {
         for (const side of turn % 2 === 0 ? sides : [...sides].reverse()) {
-          const { cpu, rate } = await burst(side, kind, holdUrl);
+          const { cpu, rate } = await burst(side, kind, holdUrl, connections);
           if (turn === 0) continue;
           side.cpu[kind].push(cpu);
           side.rate[kind].push(rate);

@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     `${runs}; SQLite; server and load generator share the machine`);
   console.log(`${describeHost(await measureHost())}\n`);
   try {
-    if (against) return await apiTurns(against, turns, `${images.origin}/hold`);
+    if (against) return await apiTurns(against, turns, `${images.origin}/hold`, connections);
     const results = [];
     for (const [name, url] of [['idle', `${images.origin}/hold`], ['busy', `${images.origin}/photo/0`]] as const) {
       results.push(await phase(name, url));
