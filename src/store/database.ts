@@ -245,8 +245,8 @@ export async function pingDatabase(db: Db): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
-/** Compiled once: every transaction runs two of them. */
-const transactionStatements = {
+/** Compiled once: every transaction runs two of them (group-commit.ts too). */
+export const transactionStatements = {
   begin: CompiledQuery.raw('begin'),
   beginImmediate: CompiledQuery.raw('begin immediate'),
   commit: CompiledQuery.raw('commit'),

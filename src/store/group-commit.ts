@@ -5,7 +5,7 @@
 // ledger's), two writes each, and its own file locks: in a throwaway loop of createTask on one
 // account, 180 µs of CPU a create alone against about 95 µs in groups of 16.
 import { CompiledQuery } from 'kysely';
-import { engineOf, inTransaction, type Db, type Tx } from './database.ts';
+import { engineOf, inTransaction, transactionStatements, type Db, type Tx } from './database.ts';
 
 interface Unit {
   fn: (tx: Tx) => Promise<unknown>;
@@ -14,13 +14,10 @@ interface Unit {
 }
 
 /** Savepoint names are not parameters; one name serves, as the units run one after another. */
-const statements = {
-  beginImmediate: CompiledQuery.raw('begin immediate'),
+const unitStatements = {
   savepoint: CompiledQuery.raw('savepoint unit'),
   release: CompiledQuery.raw('release unit'),
-  rollbackUnit: CompiledQuery.raw('rollback to unit'),
-  commit: CompiledQuery.raw('commit'),
-  rollback: CompiledQuery.raw('rollback'),
+  rollback: CompiledQuery.raw('rollback to unit'),
 };
 
 /**
@@ -64,7 +61,7 @@ async function runGroup(db: Db, units: Unit[]): Promise<void> {
     // The connection is asked for at once, as inTransaction asks: a read issued after this call waits for the commit.
     await db.connection().execute(async (conn) => {
       try {
-        await conn.executeQuery(statements.beginImmediate);
+        await conn.executeQuery(transactionStatements.beginImmediate);
         for (let i = 0; ; i++) {
           if (i === units.length) {
             // The rest of this turn's I/O (other requests' creates) joins before the commit.
@@ -73,17 +70,14 @@ async function runGroup(db: Db, units: Unit[]): Promise<void> {
           }
           outcomes.push(await runUnit(conn, units[i]!));
         }
-      } catch (err) {
-        // A failed statement of the group's own (begin, a savepoint, its release or rollback): nothing is kept.
         closeGroup(db, units);
-        await conn.executeQuery(statements.rollback).catch(() => {});
+        await conn.executeQuery(transactionStatements.commit);
+      } catch (err) {
+        // A failed statement of the group's own (begin, a savepoint, its release or rollback, the commit): nothing is kept.
+        closeGroup(db, units);
+        await conn.executeQuery(transactionStatements.rollback).catch(() => {});
         throw err;
       }
-      closeGroup(db, units);
-      await conn.executeQuery(statements.commit).catch(async (err: unknown) => {
-        await conn.executeQuery(statements.rollback).catch(() => {});
-        throw err;
-      });
     });
   } catch (err) {
     // A unit's own refusal stands; every other unit's writes were rolled back with the group.
@@ -106,17 +100,17 @@ function closeGroup(db: Db, units: Unit[]): void {
 }
 
 async function runUnit(conn: Tx, unit: Unit): Promise<Outcome> {
-  await conn.executeQuery(statements.savepoint);
+  await conn.executeQuery(unitStatements.savepoint);
   let outcome: Outcome;
   try {
     outcome = { ok: true, value: await unit.fn(conn) };
   } catch (error) {
     // Where SQLite has already rolled the whole transaction back (a full disk), the group fails with the unit's error.
-    await conn.executeQuery(statements.rollbackUnit).catch(() => {
+    await conn.executeQuery(unitStatements.rollback).catch(() => {
       throw error;
     });
     outcome = { ok: false, error };
   }
-  await conn.executeQuery(statements.release);
+  await conn.executeQuery(unitStatements.release);
   return outcome;
 }

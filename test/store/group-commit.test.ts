@@ -18,6 +18,8 @@ describe('task creates on SQLite committed together', () => {
   /** A second connection to the same file: it sees only what has been committed. */
   let other: SQLite.Database;
   const committedTasks = (accountId: string) => (other.prepare('select count(*) as n from tasks where account_id = ?').get(accountId) as { n: number }).n;
+  const createFor = (accountId: string, { idempotencyKey, maxActiveTasks = 10 }: { idempotencyKey?: string; maxActiveTasks?: number } = {}) =>
+    createTask(db, { accountId, input, idempotencyKey, maxActiveTasks });
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-group-commit-'));
@@ -32,7 +34,7 @@ describe('task creates on SQLite committed together', () => {
 
   test('creates made in one turn of the event loop become visible to other connections together, once the last has run', async () => {
     const account = await createAccount(db, { email: 'together@example.test', plan: 'paid', credits: 10 });
-    const create = () => createTask(db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 10 });
+    const create = () => createFor(account.id);
     const creates = [create(), create(), create()];
     let seenInside = -1;
     let seenOutside = -1;
@@ -57,7 +59,7 @@ describe('task creates on SQLite committed together', () => {
         seenOutside = committedTasks(account.id);
       });
     });
-    await createTask(db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 10 });
+    await createFor(account.id);
     await later;
     assert.equal(seenOutside, 0, 'the first create was not committed before the later call ran');
     assert.equal(committedTasks(account.id), 1);
@@ -65,7 +67,7 @@ describe('task creates on SQLite committed together', () => {
 
   test('a create refused in a group refuses that create alone: the others keep their tasks and reservations', async () => {
     const account = await createAccount(db, { email: 'refused@example.test', plan: 'paid', credits: 3 });
-    const results = await Promise.allSettled(Array.from({ length: 5 }, () => createTask(db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 10 })));
+    const results = await Promise.allSettled(Array.from({ length: 5 }, () => createFor(account.id)));
     assert.deepEqual(
       results.map((r) => (r.status === 'fulfilled' ? 'created' : (r.reason as { code?: string }).code)),
       ['created', 'created', 'created', 'insufficient_credits', 'insufficient_credits'],
@@ -78,7 +80,7 @@ describe('task creates on SQLite committed together', () => {
 
   test('two creates with one idempotency key in one turn make one task, the second a replay of the first', async () => {
     const account = await createAccount(db, { email: 'same-key@example.test', plan: 'paid', credits: 10 });
-    const create = () => createTask(db, { accountId: account.id, input, idempotencyKey: 'k-1', maxActiveTasks: 10 });
+    const create = () => createFor(account.id, { idempotencyKey: 'k-1' });
     const [first, second] = await Promise.all([create(), create()]);
     assert.equal(first.replayed, false);
     assert.equal(second.replayed, true);
@@ -88,7 +90,7 @@ describe('task creates on SQLite committed together', () => {
 
   test('a call that throws after writing keeps none of its writes, and its neighbours in the group keep theirs', async () => {
     const account = await createAccount(db, { email: 'throws@example.test', plan: 'paid', credits: 10 });
-    const create = () => createTask(db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 10 });
+    const create = () => createFor(account.id);
     const before = create();
     const failing = inGroupCommit(db, async (tx) => {
       await tx.updateTable('accounts').set({ credits_available: 0 }).where('id', '=', account.id).execute();
@@ -103,7 +105,7 @@ describe('task creates on SQLite committed together', () => {
 
   test('when SQLite loses the transaction under a call, every call of its group fails with that call’s error and none of their writes is kept', async () => {
     const account = await createAccount(db, { email: 'lost@example.test', plan: 'paid', credits: 10 });
-    const create = () => createTask(db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: 10 });
+    const create = () => createFor(account.id);
     const before = create();
     const losing = inGroupCommit(db, async (tx) => {
       await tx.executeQuery(CompiledQuery.raw('rollback'));
@@ -131,7 +133,7 @@ describe('task creates on SQLite committed together', () => {
         ? inGroupCommit(db, async () => {
             committedWhenRun.set(i, committedTasks(account.id));
           })
-        : createTask(db, { accountId: account.id, input, idempotencyKey: undefined, maxActiveTasks: count }),
+        : createFor(account.id, { maxActiveTasks: count }),
     );
     await Promise.all(calls);
     assert.equal(committedWhenRun.get(maxGroup - 1), 0, `the ${maxGroup}th call ran in the first group, before its commit`);
