@@ -7,7 +7,7 @@
 // the rate; and their ratios.
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { ServerUnderTest } from './service.ts';
+import { ServerUnderTest, type LoadKind } from './service.ts';
 import { fixed, median, printTable } from './stats.ts';
 
 const burstSeconds = 1.5;
@@ -16,24 +16,15 @@ interface Side {
   name: string;
   server: ServerUnderTest;
   pollId: string;
-  cpu: Record<Kind, number[]>;
-  rate: Record<Kind, number[]>;
+  cpu: Record<LoadKind, number[]>;
+  rate: Record<LoadKind, number[]>;
 }
 
-type Kind = 'polls' | 'creates';
-
 /** One burst of `kind` against a side: its server's CPU µs per request and the requests per second. */
-async function burst(side: Side, kind: Kind, imageUrl: string, connections: number): Promise<{ cpu: number; rate: number }> {
+async function burst(side: Side, kind: LoadKind, imageUrl: string, connections: number): Promise<{ cpu: number; rate: number }> {
   const { server } = side;
   const before = await server.report();
-  const result = await autocannon({
-    connections,
-    duration: burstSeconds,
-    headers: server.headers(),
-    ...(kind === 'polls'
-      ? { url: `${server.url}/api/v1/bg/removals/${side.pollId}` }
-      : { url: `${server.url}/api/v1/bg/removals`, method: 'POST', body: JSON.stringify({ image_url: imageUrl }) }),
-  });
+  const result = await autocannon({ connections, duration: burstSeconds, ...server.loadRequest(kind, side.pollId, imageUrl) });
   const after = await server.report();
   if (result.errors + result.timeouts + result.non2xx > 0) throw new Error(`${side.name}: ${kind} met errors or refusals`);
   return { cpu: (after.cpuMicros - before.cpuMicros) / result.requests.total, rate: result.requests.total / burstSeconds };

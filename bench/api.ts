@@ -57,11 +57,11 @@ async function phase(name: 'idle' | 'busy', imageUrl: string) {
     }
     server.send({ kind: 'reset' });
     const beforePolls = await server.report();
-    const polls = await load({ url: `${server.url}/api/v1/bg/removals/${pollId}`, headers: server.headers() });
+    const polls = await load(server.loadRequest('polls', pollId, imageUrl));
     const duringPolls = await server.report();
     const cpuPerPoll = (duringPolls.cpuMicros - beforePolls.cpuMicros) / polls.total;
     const beforeCreates = await server.report();
-    const creates = await load({ url: `${server.url}/api/v1/bg/removals`, method: 'POST', headers: server.headers(), body: JSON.stringify({ image_url: imageUrl }) });
+    const creates = await load(server.loadRequest('creates', pollId, imageUrl));
     const end = await server.report();
     const cpuPerCreate = (end.cpuMicros - beforeCreates.cpuMicros) / creates.total;
     return { name, polls, creates, cpuPerPoll, cpuPerCreate, delay: duringPolls.eventLoopDelayMs, tasks: end.tasks };

@@ -8,6 +8,8 @@ import type { Precision } from '../src/domain/removal-request.ts';
 import type { ParentMessage, ServerMessage } from './api-server.ts';
 
 export type Report = Extract<ServerMessage, { kind: 'report' }>;
+/** What the API benches load a server with. */
+export type LoadKind = 'polls' | 'creates';
 
 export async function startImageServer(photos: Buffer[]): Promise<{ origin: string; held: Set<http.ServerResponse>; close(): Promise<void> }> {
   const held = new Set<http.ServerResponse>();
@@ -78,6 +80,14 @@ export class ServerUnderTest {
     const res = await fetch(`${this.url}/api/v1/bg/removals`, { method: 'POST', headers: this.headers(), body: JSON.stringify({ image_url: imageUrl, ...(precision && { precision }) }) });
     if (res.status !== 202) throw new Error(`create answered ${res.status}: ${await res.text()}`);
     return ((await res.json()) as { id: string }).id;
+  }
+
+  /** The load generator's request for `kind`: a poll of the task `pollId`, or a create of a task for `imageUrl`. */
+  loadRequest(kind: LoadKind, pollId: string, imageUrl: string): { url: string; method?: 'POST'; headers: Record<string, string>; body?: string } {
+    const headers = this.headers();
+    return kind === 'polls'
+      ? { url: `${this.url}/api/v1/bg/removals/${pollId}`, headers }
+      : { url: `${this.url}/api/v1/bg/removals`, method: 'POST', headers, body: JSON.stringify({ image_url: imageUrl }) };
   }
 
   headers(): Record<string, string> {
