@@ -30,8 +30,9 @@ export interface KernelExports {
   filterUp(pixels: number, rows: number, rowBytes: number, previous: number, out: number): void;
   adler32(data: number, length: number, adler: number): number;
   deflateScan(data: number, length: number, counts: number, tokens: number): number;
+  deflateSample(data: number, length: number, stride: number, bytes: number, counts: number, tokens: number): void;
   deflateEmit(tokens: number, tokenCount: number, table: number, near: number, pixel: number, state: number): void;
-  deflateFused(data: number, length: number, table: number, near: number, pixel: number, state: number): void;
+  deflateFused(data: number, length: number, table: number, near: number, pixel: number, matches: number, state: number): void;
 }
 
 let loaded: KernelExports | undefined;
@@ -40,7 +41,7 @@ function kernels(): KernelExports {
   if (loaded) return loaded;
   if (!fs.existsSync(wasmFile)) throw new Error(`${wasmFile.pathname} is missing: run \`npm run build:kernels\``);
   const exports = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasmFile))).exports as Partial<KernelExports>;
-  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'resamplePlane', 'unpackRgb', 'settleCells', 'composeWorkSize', 'composeRows', 'stretchRgb', 'filterUp', 'adler32', 'deflateScan', 'deflateEmit', 'deflateFused'] as const;
+  const functions = ['boxMean', 'guidedMatte', 'colourFields', 'resamplePlane', 'unpackRgb', 'settleCells', 'composeWorkSize', 'composeRows', 'stretchRgb', 'filterUp', 'adler32', 'deflateScan', 'deflateSample', 'deflateEmit', 'deflateFused'] as const;
   // The callers lay their data out from offset 0, so the module must hold none of its own there.
   if (!(exports.memory instanceof WebAssembly.Memory) || exports.memory.buffer.byteLength !== 0 || functions.some((name) => typeof exports[name] !== 'function')) {
     throw new Error(`${wasmFile.pathname} does not export the vision kernels as expected: rebuild it with \`npm run build:kernels\``);

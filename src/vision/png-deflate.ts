@@ -5,16 +5,16 @@
 import type { KernelExports } from './kernels.ts';
 
 const literalLengthSymbols = 286;
-const endOfBlock = 256;
 /** The scan counts literals in this many tables (kernels/deflate.ts) and adds them into the first. */
 const histogramCount = 4;
 /**
  * A block of at least `from` bytes (a band's chunk of rows, above the smallest photos) is written in
- * the same pass as its scan (kernels/deflate.ts, deflateFused), with codes made from the counts of
- * stretches of `bytes` every `stride` bytes, an eighth of it; every symbol gets a code (codeLengths,
- * everySymbol), since the stretches may miss some that the rest uses. A smaller block is counted
- * in full and written from its tokens. `npm run bench` compares the two ways (its PNG table,
- * `counted`); the stretches' size and spacing were chosen in a throwaway comparison of several.
+ * the same pass as its scan (kernels/deflate-fused.ts), with codes made from the counts of
+ * stretches of `bytes` every `stride` bytes, an eighth of it (kernels/deflate.ts, deflateSample);
+ * every symbol gets a code (codeLengths, everySymbol), since the stretches may miss some that the
+ * rest uses. A smaller block is counted in full and written from its tokens. `npm run bench`
+ * compares the two ways (its PNG table, `counted`); the stretches' size and spacing were chosen in
+ * a throwaway comparison of several.
  */
 export const blockSampling = { from: 256 << 10, bytes: 2 << 10, stride: 16 << 10 };
 /** Matches are at distance 1 (distance code 0) or 4 (code 3): one bit each, the same in every block. */
@@ -208,13 +208,11 @@ export class DeflateStream {
     const tableAt = this.tablesAt + histogramCount * literalLengthSymbols * 4;
     const sampled = length >= blockSampling.from && !this.countEveryBlock;
     let tokenCount = 0;
-    let counts: Uint32Array;
-    if (sampled) counts = this.sampledCounts(memory, dataAt, length);
-    else {
-      new Uint32Array(memory, countsAt, histogramCount * literalLengthSymbols).fill(0);
-      tokenCount = k.deflateScan(dataAt, length, countsAt, this.tokensAt);
-      counts = new Uint32Array(memory, countsAt, literalLengthSymbols);
-    }
+    new Uint32Array(memory, countsAt, histogramCount * literalLengthSymbols).fill(0);
+    // The stretches' counts, with the end of the block's 1; or the whole block's, and its tokens.
+    if (sampled) k.deflateSample(dataAt, length, blockSampling.stride, blockSampling.bytes, countsAt, this.tokensAt);
+    else tokenCount = k.deflateScan(dataAt, length, countsAt, this.tokensAt);
+    const counts = new Uint32Array(memory, countsAt, literalLengthSymbols);
     const literals = codeLengths(counts, 15, sampled);
     const literalCount = Math.max(257, lastIndexWhere(literals, (length) => length > 0) + 1);
     const tokens = codeLengthTokens(Uint8Array.from([...literals.subarray(0, literalCount), ...distanceLengths]));
@@ -238,22 +236,10 @@ export class DeflateStream {
     }
     writer.save();
     new Uint32Array(memory, tableAt, literalLengthSymbols).set(packedCodes(literals));
-    if (sampled) k.deflateFused(dataAt, length, tableAt, distanceCodes[0]!, distanceCodes[3]!, this.stateAt);
+    // The counts are no longer needed: their tables are the fused pass's room for its match codes.
+    if (sampled) k.deflateFused(dataAt, length, tableAt, distanceCodes[0]!, distanceCodes[3]!, countsAt, this.stateAt);
     else k.deflateEmit(this.tokensAt, tokenCount, tableAt, distanceCodes[0]!, distanceCodes[3]!, this.stateAt);
     return this.taken(memory);
-  }
-
-  /** The symbols' counts in the block's stretches (blockSampling), and the end of the block's 1. */
-  private sampledCounts(memory: ArrayBuffer, dataAt: number, length: number): Uint32Array {
-    const counts = new Uint32Array(literalLengthSymbols);
-    const tables = new Uint32Array(memory, this.tablesAt, histogramCount * literalLengthSymbols);
-    for (let from = 0; from < length; from += blockSampling.stride) {
-      tables.fill(0);
-      this.kernels.deflateScan(dataAt + from, Math.min(blockSampling.bytes, length - from), this.tablesAt, this.tokensAt);
-      for (let symbol = 0; symbol < literalLengthSymbols; symbol++) counts[symbol]! += tables[symbol]!;
-    }
-    counts[endOfBlock] = 1;
-    return counts;
   }
 
   /** Ends the stream byte-aligned and not final (an empty stored block); returns its last bytes. */

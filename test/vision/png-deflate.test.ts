@@ -76,6 +76,30 @@ function rareBetweenStretches(): Uint8Array {
 }
 
 /**
+ * A large block (packed as it is scanned) of runs of every length from 1 to 300 and pixels repeated
+ * for every length from 1 to 300 bytes, each after a few literals, so that matches begin and end at
+ * every place of the kernel's 64-byte windows and go past their ends by every amount.
+ */
+function matchesOfEveryLengthAndPlace(): Uint8Array {
+  const out: number[] = [];
+  let value = 0;
+  const literal = (): void => {
+    value = (value + 97) & 255;
+    out.push(value);
+  };
+  while (out.length < blockSampling.from + 100_000) {
+    for (let length = 1; length <= 300; length++) {
+      for (let k = 0; k <= length % 5; k++) literal();
+      out.push(...new Array<number>(length).fill(length & 255));
+      for (let k = 0; k <= length % 3; k++) literal();
+      const pixel = out.slice(-4);
+      for (let k = 0; k < length; k++) out.push(pixel[k % 4]!);
+    }
+  }
+  return Uint8Array.from(out);
+}
+
+/**
  * Each of `blocks` deflated as one block of a stream, then the stream flushed: the stream's bytes.
  * The memory around the data holds `around` (left there by an earlier stream, say).
  */
@@ -116,6 +140,7 @@ describe('deflate for PNG scanlines', () => {
     ['literals with the longest codes, several in a row', rareInARow()],
     ['a large block of scanline-like rows (packed as it is scanned)', scanlineLike(blockSampling.from + 300_000)],
     ['a large block whose rarest bytes and matches lie between the counted stretches', rareBetweenStretches()],
+    ['a large block of runs and repeated pixels of every length from 1 to 300, at every place', matchesOfEveryLengthAndPlace()],
     ['large random bytes', pseudoRandom(blockSampling.from + 100_003, 7)],
   ];
   for (const [name, bytes] of cases) {

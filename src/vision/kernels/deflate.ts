@@ -1,7 +1,7 @@
 // AssemblyScript (see planes.ts): the scan and the bit packing of a deflate block for PNG scanlines
 // (../png-deflate.ts builds the Huffman codes and the block header): a small block scanned into
-// tokens and counts, then packed; a large one packed as it is scanned, with codes from the counts
-// of stretches of it (png-deflate.ts, blockSampling). Filtered cutout rows are mostly runs of one
+// tokens and counts, then packed; a large one counted in stretches (deflateSample) and then packed
+// as it is scanned (deflate-fused.ts), with codes from those counts (png-deflate.ts, blockSampling). Filtered cutout rows are mostly runs of one
 // byte (zeros: clear background, Up-filtered flat areas, the alpha of opaque pixels minus the row
 // above), pixels that repeat the one before (smooth or enlarged photos), and photo residuals that
 // repeat too little for LZ77 to pay. So the only matches sought are at distance 1 (runs) and 4 (the
@@ -9,9 +9,9 @@
 // position for the few other matches it finds there.
 
 /** Shorter repeats stay literals: a match of 3 costs about what three short literals do. */
-const minMatch: i32 = 4;
-const maxMatch: i32 = 258;
-const endOfBlock: u32 = 256;
+export const minMatch: i32 = 4;
+export const maxMatch: i32 = 258;
+export const endOfBlock: u32 = 256;
 const symbolCount: i32 = 286;
 /** Literals are counted in this many tables (a power of two), added up at the end of the scan. */
 const histogramCount: usize = 4;
@@ -29,6 +29,24 @@ const pixelToken: i32 = 1024;
  * is the last token. Returns the number of tokens.
  */
 export function deflateScan(data: usize, length: i32, counts: usize, tokens: usize): i32 {
+  const tokenCount = scanTokens(data, length, counts, tokens);
+  addUpCounts(counts);
+  return tokenCount;
+}
+
+/**
+ * The symbols' counts of deflateScan's tokens in stretches of `bytes` bytes every `stride` bytes of
+ * the `length` at `data` (each stretch scanned as a block of its own), into `counts` as for
+ * deflateScan, with the end of the block counted once; `tokens` is scratch for a stretch's tokens.
+ */
+export function deflateSample(data: usize, length: i32, stride: i32, bytes: i32, counts: usize, tokens: usize): void {
+  for (let from = 0; from < length; from += stride) scanTokens(data + <usize>from, min(bytes, length - from), counts, tokens);
+  addUpCounts(counts);
+  store<u32>(counts + (<usize>endOfBlock << 2), 1);
+}
+
+/** deflateScan's tokens and counts, the counts left in their histogramCount tables. */
+function scanTokens(data: usize, length: i32, counts: usize, tokens: usize): i32 {
   const end = data + <usize>length;
   let at = data;
   let token = tokens;
@@ -82,13 +100,17 @@ export function deflateScan(data: usize, length: i32, counts: usize, tokens: usi
   }
   count(counts, endOfBlock);
   store<u16>(token, <u16>endOfBlock);
+  return <i32>((token - tokens) >> 1) + 1;
+}
+
+/** The histogramCount tables of counts added up into the first. */
+function addUpCounts(counts: usize): void {
   for (let t: usize = 1; t < histogramCount; t++) {
     for (let symbol: usize = 0; symbol < <usize>symbolCount; symbol++) {
       const total = counts + (symbol << 2);
       store<u32>(total, load<u32>(total) + load<u32>(total + t * <usize>histogramBytes));
     }
   }
-  return <i32>((token - tokens) >> 1) + 1;
 }
 
 /**
@@ -107,12 +129,12 @@ function literalsAhead(at: usize): usize {
 /** The next match's length for `rest` bytes to match: never leaves 1 or 2 behind a full-length match, which could not form a match of their own. */
 // @ts-ignore: decorator
 @inline
-function nextPiece(rest: i32): i32 {
+export function nextPiece(rest: i32): i32 {
   return rest > maxMatch && rest - maxMatch < 3 ? rest - 3 : min(rest, maxMatch);
 }
 
 /** How many bytes from `at` on (before `end`) equal those from `from` on (from < at, or at + 1), 16 compared at a time while they can be. */
-function repeats(at: usize, from: usize, end: usize): usize {
+export function repeats(at: usize, from: usize, end: usize): usize {
   let n: usize = 0;
   const last = max(at, from);
   while (end - (last + n) >= 16) {
@@ -185,103 +207,6 @@ export function deflateEmit(tokens: usize, tokenCount: i32, table: usize, near: 
   store<u64>(state + 8, bits);
 }
 
-/**
- * The tokens deflateScan finds in `length` bytes at `data`, and the end of the block, written as
- * they are found to the bit stream whose state is at `state`, with the codes in `table`, `near`
- * and `pixel` (all as for deflateEmit; every symbol the bytes may need must have a code): no
- * tokens stored, no counting, no second pass over them.
- */
-export function deflateFused(data: usize, length: i32, table: usize, near: u32, pixel: u32, state: usize): void {
-  let out = <usize>load<u32>(state);
-  let pending: u32 = load<u32>(state + 4);
-  let bits: u64 = load<u64>(state + 8);
-  const end = data + <usize>length;
-  let at = data;
-  // Each write adds one piece of the block: up to three literals' codes (45 bits at most), one
-  // literal's, or a match's length code, extra bits and distance code (21 at most); beside fewer
-  // than 8 pending bits, a piece always fits in the 64 bits stored at once. The write is spelled
-  // out at each place: AssemblyScript inlines no function that updates three variables, and one
-  // loop over pieces of every kind measured slower.
-  while (at < end) {
-    if (end - at >= 33 && at - data >= 4) {
-      const literals = literalsAhead(at);
-      const stop = at + literals;
-      while (at < stop) {
-        const c0 = load<u32>(table + (<usize>load<u8>(at) << 2));
-        let packed = <u64>(c0 & 0xffff);
-        let width = c0 >>> 16;
-        if (stop - at >= 2) {
-          const c1 = load<u32>(table + (<usize>load<u8>(at + 1) << 2));
-          packed |= <u64>(c1 & 0xffff) << width;
-          width += c1 >>> 16;
-          if (stop - at >= 3) {
-            const c2 = load<u32>(table + (<usize>load<u8>(at + 2) << 2));
-            packed |= <u64>(c2 & 0xffff) << width;
-            width += c2 >>> 16;
-            at += 3;
-          } else at += 2;
-        } else at += 1;
-        bits |= packed << pending;
-        pending += width;
-        store<u64>(out, bits);
-        const bytes = pending >> 3;
-        out += <usize>bytes;
-        bits >>= <u64>(bytes << 3);
-        pending &= 7;
-      }
-      if (literals == 16) continue;
-    }
-    const run = repeats(at, at + 1, end) + 1;
-    const pixelRun = at - data >= 4 ? repeats(at, at - 4, end) : 0;
-    const literal = run < <usize>minMatch && pixelRun < <usize>minMatch;
-    let rest: i32 = 0;
-    let distance: u32 = 0;
-    if (!literal && pixelRun >= run) {
-      rest = <i32>pixelRun;
-      distance = pixel;
-      at += pixelRun;
-    } else {
-      const code = load<u32>(table + (<usize>load<u8>(at) << 2));
-      bits |= <u64>(code & 0xffff) << pending;
-      pending += code >>> 16;
-      store<u64>(out, bits);
-      const bytes = pending >> 3;
-      out += <usize>bytes;
-      bits >>= <u64>(bytes << 3);
-      pending &= 7;
-      if (literal) {
-        at++;
-        continue;
-      }
-      rest = <i32>run - 1;
-      distance = near;
-      at += run;
-    }
-    while (rest > 0) {
-      const piece = nextPiece(rest);
-      rest -= piece;
-      const symbolAndExtra = lengthSymbol(piece);
-      const code = load<u32>(table + (<usize>(symbolAndExtra & 0x1ff) << 2));
-      const extraBits = (symbolAndExtra >>> 9) & 7;
-      bits |= (<u64>(code & 0xffff) | (<u64>(symbolAndExtra >>> 12) << (code >>> 16)) | (<u64>(distance & 0xffff) << ((code >>> 16) + extraBits))) << pending;
-      pending += (code >>> 16) + extraBits + (distance >>> 16);
-      store<u64>(out, bits);
-      const bytes = pending >> 3;
-      out += <usize>bytes;
-      bits >>= <u64>(bytes << 3);
-      pending &= 7;
-    }
-  }
-  const code = load<u32>(table + (<usize>endOfBlock << 2));
-  bits |= <u64>(code & 0xffff) << pending;
-  pending += code >>> 16;
-  store<u64>(out, bits);
-  const bytes = pending >> 3;
-  store<u32>(state, <u32>(out + <usize>bytes));
-  store<u32>(state + 4, pending & 7);
-  store<u64>(state + 8, bits >> <u64>(bytes << 3));
-}
-
 // @ts-ignore: decorator
 @inline
 function count(counts: usize, symbol: u32): void {
@@ -295,7 +220,7 @@ function count(counts: usize, symbol: u32): void {
  */
 // @ts-ignore: decorator
 @inline
-function lengthSymbol(length: i32): u32 {
+export function lengthSymbol(length: i32): u32 {
   if (length == maxMatch) return 285;
   if (length <= 10) return <u32>(254 + length);
   const x = length - 3;

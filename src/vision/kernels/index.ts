@@ -5,4 +5,5 @@ export { colourFields } from './colour-fields';
 export { settleCells, composeWorkSize, composeRows } from './compose';
 export { stretchRgb } from './stretch';
 export { filterUp, adler32 } from './png';
-export { deflateScan, deflateEmit, deflateFused } from './deflate';
+export { deflateScan, deflateSample, deflateEmit } from './deflate';
+export { deflateFused } from './deflate-fused';
