@@ -1,12 +1,13 @@
 // AssemblyScript (see planes.ts): the scan and the bit packing of a deflate block for PNG scanlines
 // (../png-deflate.ts builds the Huffman codes and the block header): a small block scanned into
 // tokens and counts, then packed; a large one counted in stretches (deflateSample) and then packed
-// as it is scanned (deflate-fused.ts), with codes from those counts (png-deflate.ts, blockSampling). Filtered cutout rows are mostly runs of one
-// byte (zeros: clear background, Up-filtered flat areas, the alpha of opaque pixels minus the row
-// above), pixels that repeat the one before (smooth or enlarged photos), and photo residuals that
-// repeat too little for LZ77 to pay. So the only matches sought are at distance 1 (runs) and 4 (the
-// pixel before), and everything else is a literal; zlib at level 1 hashes and searches at every
-// position for the few other matches it finds there.
+// as it is scanned (deflate-fused.ts), with codes from those counts (png-deflate.ts,
+// blockSampling). Filtered cutout rows are mostly runs of one byte (zeros: clear background,
+// Up-filtered flat areas, the alpha of opaque pixels minus the row above), pixels that repeat the
+// one before (smooth or enlarged photos), and photo residuals that repeat too little for LZ77 to
+// pay. So the only matches sought are at distance 1 (runs) and 4 (the pixel before), and
+// everything else is a literal; zlib at level 1 hashes and searches at every position for the few
+// other matches it finds there.
 
 /** Shorter repeats stay literals: a match of 3 costs about what three short literals do. */
 export const minMatch: i32 = 4;
