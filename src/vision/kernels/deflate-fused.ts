@@ -43,8 +43,7 @@ export function deflateFused(data: usize, length: i32, table: usize, near: u32, 
   // out at each place: AssemblyScript inlines no function that updates three variables, and one
   // loop over pieces of every kind measured slower.
   while (at < end) {
-    let rest: i32 = 0;
-    let distance: usize = 0;
+    let run: usize, pixelRun: usize;
     if (at < windowEnd || (end - at >= 65 && at - data >= 4)) {
       if (at >= windowEnd) {
         from = at;
@@ -81,52 +80,38 @@ export function deflateFused(data: usize, length: i32, table: usize, near: u32, 
       if (ahead == 0) continue;
       // A match begins here: the bits give its length up to the window's end, repeats beyond it.
       const offset = <u64>(at - from);
-      let run = <usize>ctz(~(nearMask >> offset)) + 1;
-      let pixelRun = <usize>ctz(~(pixelMask >> offset));
+      run = <usize>ctz(~(nearMask >> offset)) + 1;
+      pixelRun = <usize>ctz(~(pixelMask >> offset));
       if (run == 65 - <usize>offset) run += repeats(from + 64, from + 65, end);
       if (pixelRun == 64 - <usize>offset) pixelRun += repeats(from + 64, from + 60, end);
-      if (pixelRun >= run) {
-        rest = <i32>pixelRun;
-        distance = pixelMatches;
-        at += pixelRun;
-      } else {
-        const code = load<u32>(table + (<usize>load<u8>(at) << 2));
-        bits |= <u64>(code & 0xffff) << pending;
-        pending += code >>> 16;
-        store<u64>(out, bits);
-        const bytes = pending >> 3;
-        out += <usize>bytes;
-        bits >>= <u64>(bytes << 3);
-        pending &= 7;
-        rest = <i32>run - 1;
-        distance = nearMatches;
-        at += run;
-      }
     } else {
-      const run = repeats(at, at + 1, end) + 1;
-      const pixelRun = at - data >= 4 ? repeats(at, at - 4, end) : 0;
-      const literal = run < <usize>minMatch && pixelRun < <usize>minMatch;
-      if (!literal && pixelRun >= run) {
-        rest = <i32>pixelRun;
-        distance = pixelMatches;
-        at += pixelRun;
-      } else {
-        const code = load<u32>(table + (<usize>load<u8>(at) << 2));
-        bits |= <u64>(code & 0xffff) << pending;
-        pending += code >>> 16;
-        store<u64>(out, bits);
-        const bytes = pending >> 3;
-        out += <usize>bytes;
-        bits >>= <u64>(bytes << 3);
-        pending &= 7;
-        if (literal) {
-          at++;
-          continue;
-        }
-        rest = <i32>run - 1;
-        distance = nearMatches;
-        at += run;
+      // The first bytes and the last: compared from here, without a window.
+      run = repeats(at, at + 1, end) + 1;
+      pixelRun = at - data >= 4 ? repeats(at, at - 4, end) : 0;
+    }
+    const literal = run < <usize>minMatch && pixelRun < <usize>minMatch;
+    let rest: i32 = 0;
+    let distance: usize = 0;
+    if (!literal && pixelRun >= run) {
+      rest = <i32>pixelRun;
+      distance = pixelMatches;
+      at += pixelRun;
+    } else {
+      const code = load<u32>(table + (<usize>load<u8>(at) << 2));
+      bits |= <u64>(code & 0xffff) << pending;
+      pending += code >>> 16;
+      store<u64>(out, bits);
+      const bytes = pending >> 3;
+      out += <usize>bytes;
+      bits >>= <u64>(bytes << 3);
+      pending &= 7;
+      if (literal) {
+        at++;
+        continue;
       }
+      rest = <i32>run - 1;
+      distance = nearMatches;
+      at += run;
     }
     while (rest > 0) {
       const piece = nextPiece(rest);
