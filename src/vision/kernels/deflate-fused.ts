@@ -6,7 +6,7 @@
 // cutout most matches are short (98% under 64 bytes) and most stretches of literals 0 or 3 bytes
 // long, so that the work at each was most of the time (a throwaway A/B on the 12 MP bench photo's
 // scanlines: the same bytes, the pass 8% shorter from the masks and 23% with the lookup too).
-import { endOfBlock, lengthSymbol, maxMatch, minMatch, nextPiece, repeats } from './deflate';
+import { endOfBlock, lengthSymbol, matchStarts, maxMatch, minMatch, nextPiece, repeats } from './deflate';
 
 /**
  * The tokens deflateScan finds in `length` bytes at `data`, and the end of the block, written as
@@ -50,7 +50,7 @@ export function deflateFused(data: usize, length: i32, table: usize, near: u32, 
         windowEnd = at + windowSpan;
         nearMask = equalMask(at, at + 1);
         pixelMask = equalMask(at, at - 4);
-        starts = ((nearMask & (nearMask >> 1) & (nearMask >> 2)) | (pixelMask & (pixelMask >> 1) & (pixelMask >> 2) & (pixelMask >> 3))) & ((<u64>1 << windowSpan) - 1);
+        starts = matchStarts<u64>(nearMask, pixelMask) & ((<u64>1 << windowSpan) - 1);
       }
       const ahead = starts >> <u64>(at - from);
       const stop = ahead == 0 ? windowEnd : at + <usize>ctz(ahead);
@@ -91,10 +91,11 @@ export function deflateFused(data: usize, length: i32, table: usize, near: u32, 
     }
     const literal = run < <usize>minMatch && pixelRun < <usize>minMatch;
     let rest: i32 = 0;
-    let distance: usize = 0;
+    // The match codes of the match's distance (nearMatches or pixelMatches).
+    let codes: usize = 0;
     if (!literal && pixelRun >= run) {
       rest = <i32>pixelRun;
-      distance = pixelMatches;
+      codes = pixelMatches;
       at += pixelRun;
     } else {
       const code = load<u32>(table + (<usize>load<u8>(at) << 2));
@@ -110,13 +111,13 @@ export function deflateFused(data: usize, length: i32, table: usize, near: u32, 
         continue;
       }
       rest = <i32>run - 1;
-      distance = nearMatches;
+      codes = nearMatches;
       at += run;
     }
     while (rest > 0) {
       const piece = nextPiece(rest);
       rest -= piece;
-      const code = load<u32>(distance + (<usize>piece << 2));
+      const code = load<u32>(codes + (<usize>piece << 2));
       bits |= <u64>(code & 0xffffff) << pending;
       pending += code >>> 24;
       store<u64>(out, bits);

@@ -123,8 +123,18 @@ function addUpCounts(counts: usize): void {
 function literalsAhead(at: usize): usize {
   const near = <u32>i8x16.bitmask(i8x16.eq(v128.load(at), v128.load(at + 1))) | (<u32>i8x16.bitmask(i8x16.eq(v128.load(at + 16), v128.load(at + 17))) << 16);
   const pixel = <u32>i8x16.bitmask(i8x16.eq(v128.load(at), v128.load(at - 4))) | (<u32>i8x16.bitmask(i8x16.eq(v128.load(at + 16), v128.load(at + 12))) << 16);
-  const starts = (near & (near >> 1) & (near >> 2)) | (pixel & (pixel >> 1) & (pixel >> 2) & (pixel >> 3));
-  return <usize>min(ctz(starts), 16);
+  return <usize>min(ctz(matchStarts<u32>(near, pixel)), 16);
+}
+
+/**
+ * Bit i set where a match of minMatch begins at position i, from masks of positions whose byte equals
+ * the next (`near`) and the one 4 before (`pixel`): three equal pairs make a run of 4, four equal
+ * bytes a repeated pixel. Only the bits whose next three (four) bits are in the masks are sure.
+ */
+// @ts-ignore: decorator
+@inline
+export function matchStarts<T>(near: T, pixel: T): T {
+  return (near & (near >> 1) & (near >> 2)) | (pixel & (pixel >> 1) & (pixel >> 2) & (pixel >> 3));
 }
 
 /** The next match's length for `rest` bytes to match: never leaves 1 or 2 behind a full-length match, which could not form a match of their own. */
