@@ -158,7 +158,7 @@ async function main(): Promise<void> {
 
 /** The INT8 graph with its Concats over their own ranges and over one shared range, passes alternating. */
 async function printConcatTable(fixtures: ReturnType<typeof readManifest>, rounds: number): Promise<void> {
-  console.log(`The product's INT8 graph with each Concat's tensors over their own ranges and over one shared range (the product's on this CPU marked), at both sides the product runs, alternating passes on 4 fixtures`);
+  console.log(`The product's INT8 graph with each Concat's tensors over their own ranges and over one shared range (the product's marked), at both sides the product runs, alternating passes on 4 fixtures`);
   const concatRows: string[][] = [];
   for (const side of [1024, highSecondSide]) {
     const bytes = await Promise.all(fixtures.slice(0, 4).map((f) => toBytes(path.join(fixturesDir, f.image), side)));

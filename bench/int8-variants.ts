@@ -27,7 +27,7 @@ export const int8ProductRow = `INT8 QDQ, u8 activations, ${calibrationPercentile
 export const int8FixedSizesRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Resize sizes fixed for 1024`;
 /** The product's graph at the side of high's mirrored view (recipe.ts). */
 export const int8SecondSideRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, at ${highSecondSide}`;
-/** The Concat ranges the product does not use on this CPU (model-session.ts, concatRangesFor). */
+/** The Concat ranges the product does not use (model-session.ts, productInt8). */
 const otherConcatRanges = productInt8.concatRanges === 'shared' ? 'own' : 'shared';
 /** The product's graph with the other Concat ranges (int8-graph.ts, concatRanges). */
 export const int8OtherConcatRow = `INT8 QDQ, u8, ${calibrationPercentile} % percentile, Concats over ${otherConcatRanges === 'own' ? 'their own ranges' : 'one shared range'}`;

@@ -4,8 +4,9 @@
 // overflow it, 2 × 255 × 63 cannot (onnxruntime's own quantiser calls 7-bit weights
 // `reduce_range`). Other architectures' integer kernels (Arm's dot products) do not saturate.
 // On a Zen 3 machine without VNNI the quantiser's accuracy test on a small random graph failed
-// with ±127 weights, while ISNet on the fixtures lost quality to 7-bit weights (model-session.ts):
-// the product keeps ±127 everywhere, and chooses its Concat ranges by this (model-session.ts).
+// with ±127 weights, while ISNet on the fixtures lost quality to 7-bit weights:
+// the product keeps ±127 everywhere (model-session.ts). The benches name the 7-bit weights'
+// variant by this CPU's limit (bench/int8-variants.ts).
 import { cpuFlags, cpuinfoText } from './cpu-features.ts';
 
 /** `exact`: u8×s8 products summed without overflow; `saturating`: x86 without VNNI. */
@@ -24,11 +25,6 @@ export function int8MultiplyFor(cpuinfo: string, arch: string = process.arch): I
 /** The weight limit for the CPU whose `/proc/cpuinfo` text this is. */
 export function weightLimitFor(cpuinfo: string, arch: string = process.arch): WeightLimit {
   return int8MultiplyFor(cpuinfo, arch) === 'exact' ? 127 : 63;
-}
-
-/** This machine's multiply, its CPU read once. */
-export function int8Multiply(): Int8Multiply {
-  return int8MultiplyFor(cpuinfoText());
 }
 
 /** The limit for this machine's CPU. */

@@ -2,7 +2,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import * as ort from 'onnxruntime-node';
-import { int8Multiply, type Int8Multiply } from './int8-cpu.ts';
 import { quantiseGraph, type Int8Options } from './int8-graph.ts';
 import { rangesFile, readRanges } from './int8-ranges.ts';
 import { editGraph } from './model-graph.ts';
@@ -59,22 +58,15 @@ const graphEdits = { output: 'output', float32: true, anySide: true } as const;
  * (mean IoU 0.9178 vs 0.9196, MAE 0.0203 vs 0.0195) than ±127 with whatever saturation it meets.
  * The RGB bytes as the input: the same masks, and a pass with its input's conversion 1.027× faster
  * than from normalised planes (`npm run bench:inference -- --int8` on Zen 5, passes alternating).
- * Each Concat's tensors over one shared range where the CPU multiplies exactly (concatRangesFor).
+ * Each Concat's tensors over one shared range, so that QLinearConcat copies bytes instead of
+ * requantising them: passes about 5% shorter on Zen 4 and 4% on Zen 3 (`npm run bench:inference --
+ * --quick --concat`). On Zen 3, whose multiply saturates (int8-cpu.ts), they cost `standard` 0.0007
+ * of mean IoU against each tensor's own ranges on `npm run bench:quality`, and gave `high` 0.0016 of
+ * boundary IoU; both still lie well above the baseline, what the peer does (README, "Measured on Zen 3
+ * at stop 51"). Each tensor kept its own ranges there from stop 37 to stop 50, while the benchmark
+ * measured against a baseline that `standard` with shared ranges fell 0.0001 under.
  */
-export const productInt8 = { activations: 'uint8', range: 'percentile', weightLimit: 127, concatRanges: concatRangesFor(int8Multiply()), input: 'bytes' } as const satisfies Int8Options;
-
-/**
- * One shared range per Concat group lets QLinearConcat copy bytes: passes about 5% shorter on Zen 4
- * (`npm run bench:inference -- --quick --concat`), `standard` a little better and `high` within the
- * noise on `npm run bench:quality` (README, Cheaper inference). Where the multiply saturates (x86
- * without VNNI) `bench:quality` on Zen 3, at two stops, gave `standard` a mean IoU below the
- * centred baseline's (the benchmark's baseline until stop 44, stronger than the peer) with shared
- * ranges and above it with each tensor's own (stop 37: −0.0001 against +0.0006, MAE −16.7% against
- * −18.4%), so each tensor keeps its own range there, for passes 3.6–4.0% longer.
- */
-export function concatRangesFor(multiply: Int8Multiply): Int8Options['concatRanges'] {
-  return multiply === 'exact' ? 'shared' : 'own';
-}
+export const productInt8 = { activations: 'uint8', range: 'percentile', weightLimit: 127, concatRanges: 'shared', input: 'bytes' } as const satisfies Int8Options;
 
 /**
  * Whether the graph takes the model's input as the RGB bytes themselves (the INT8 graph: Int8Options

@@ -9,12 +9,12 @@ import onnxProto from 'onnx-proto';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { calibrationGraph } from '../../bench/calibration.ts';
-import { int8Multiply, int8MultiplyFor, int8WeightLimit, weightLimitFor } from '../../src/vision/int8-cpu.ts';
+import { int8WeightLimit, weightLimitFor } from '../../src/vision/int8-cpu.ts';
 import { quantiseGraph } from '../../src/vision/int8-graph.ts';
 import { quantParams, rangesSchema, readRanges, type ActivationRanges } from '../../src/vision/int8-ranges.ts';
 import { quantiseBias, quantiseWeights } from '../../src/vision/int8-weights.ts';
 import { editGraph } from '../../src/vision/model-graph.ts';
-import { concatRangesFor, productInt8 } from '../../src/vision/model-session.ts';
+import { productInt8 } from '../../src/vision/model-session.ts';
 import { readModelWeights } from '../../src/vision/model-weights.ts';
 import { rgbToTensor } from '../../src/vision/preprocess.ts';
 import { fixturePhoto } from '../support/fixtures.ts';
@@ -193,14 +193,6 @@ describe('quantisation parameters', () => {
     assert.equal(weightLimitFor('processor\t: 0\nFeatures\t: fp asimd asimddp\n', 'arm64'), 127, "Arm's integer kernels do not saturate");
   });
 
-  it('builds the product graph with one range per Concat group where the multiply is exact, and each tensor over its own where it saturates', () => {
-    const cpu = (flags: string) => `processor\t: 0\nflags\t\t: fpu sse2 ${flags}\n`;
-    assert.equal(concatRangesFor(int8MultiplyFor(cpu('avx2 avx512f avx512bw avx512_vnni'), 'x64')), 'shared');
-    assert.equal(concatRangesFor(int8MultiplyFor(cpu('avx2 fma'), 'x64')), 'own');
-    assert.equal(concatRangesFor(int8MultiplyFor('', 'arm64')), 'shared');
-    assert.equal(productInt8.concatRanges, concatRangesFor(int8Multiply()));
-  });
-
   it('refuses a ranges file whose numbers are out of order', () => {
     assert.throws(() => rangesSchema.parse({ percentile: 99.99, images: ['a'], tensors: { t: { min: 1, max: 0, low: 0, high: 0 } } }));
   });
@@ -319,14 +311,14 @@ describe('quantiseGraph on ISNet with the committed ranges', async () => {
     assert.equal(ops.filter((op) => op === 'Conv').length, 1);
   });
 
-  it('over one shared range per Concat group (the product where the multiply is exact), joins bytes quantised alike in every Concat, which over their own ranges most Concats would requantise', async () => {
+  it('as the product builds it on every CPU, joins bytes quantised alike in every Concat (one shared range per Concat group), which over their own ranges most Concats would requantise', async () => {
     const sessionOptions = { intraOpNumThreads: 2, enableMemPattern: false };
     const requantising = async (concatRanges: 'own' | 'shared') => {
       const { session, ops } = await optimisedOps(quantiseGraph(fp32, ranges, { ...productInt8, weightLimit: int8WeightLimit(), concatRanges }), `isnet-concat-${concatRanges}`, sessionOptions);
       await session.release();
       return { concats: ops.filter((op) => op === 'QLinearConcat').length, requantising: requantisingConcats(path.join(scratch, `isnet-concat-${concatRanges}.onnx`)) };
     };
-    const shared = await requantising('shared');
+    const shared = await requantising(productInt8.concatRanges);
     const own = await requantising('own');
     assert.ok(shared.concats > 0 && shared.concats === own.concats, `QLinearConcats: ${shared.concats} and ${own.concats}`);
     assert.equal(shared.requantising, 0);
