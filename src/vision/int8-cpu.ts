@@ -4,9 +4,8 @@
 // overflow it, 2 × 255 × 63 cannot (onnxruntime's own quantiser calls 7-bit weights
 // `reduce_range`). Other architectures' integer kernels (Arm's dot products) do not saturate.
 // On a Zen 3 machine without VNNI the quantiser's accuracy test on a small random graph failed
-// with ±127 weights, while ISNet on the fixtures lost quality to 7-bit weights:
-// the product keeps ±127 everywhere (model-session.ts). The benches name the 7-bit weights'
-// variant by this CPU's limit (bench/int8-variants.ts).
+// with ±127 weights, while ISNet on the fixtures lost quality to 7-bit weights: the product keeps
+// ±127 everywhere (model-session.ts); this CPU's limit is for the benches and tests (bench/int8-variants.ts).
 import { cpuFlags, cpuinfoText } from './cpu-features.ts';
 
 /** `exact`: u8×s8 products summed without overflow; `saturating`: x86 without VNNI. */

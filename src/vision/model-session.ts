@@ -59,12 +59,13 @@ const graphEdits = { output: 'output', float32: true, anySide: true } as const;
  * The RGB bytes as the input: the same masks, and a pass with its input's conversion 1.027× faster
  * than from normalised planes (`npm run bench:inference -- --int8` on Zen 5, passes alternating).
  * Each Concat's tensors over one shared range, so that QLinearConcat copies bytes instead of
- * requantising them: passes about 5% shorter on Zen 4 and 4% on Zen 3 (`npm run bench:inference --
- * --quick --concat`). On Zen 3, whose multiply saturates (int8-cpu.ts), they cost `standard` 0.0007
- * of mean IoU against each tensor's own ranges on `npm run bench:quality`, and gave `high` 0.0016 of
- * boundary IoU; both still lie well above the baseline, what the peer does (README, "Measured on Zen 3
- * at stop 51"). Each tensor kept its own ranges there from stop 37 to stop 50, while the benchmark
- * measured against a baseline that `standard` with shared ranges fell 0.0001 under.
+ * requantising them: passes about 5% shorter on Zen 4, 8% on Zen 5 and 4% on Zen 3 (`npm run
+ * bench:inference -- --quick --concat`). On Zen 3, whose multiply saturates (int8-cpu.ts), they cost
+ * `standard` 0.0007 of mean IoU against each tensor's own ranges on `npm run bench:quality`, and gave
+ * `high` 0.0016 of boundary IoU; both lie well above the baseline, what the peer does (README,
+ * "Measured on Zen 3 at stop 51"). From stop 37 to stop 50 each tensor kept its own ranges there, a
+ * choice made against the benchmark's baseline before stop 44, which `standard` with shared ranges
+ * fell 0.0001 under.
  */
 export const productInt8 = { activations: 'uint8', range: 'percentile', weightLimit: 127, concatRanges: 'shared', input: 'bytes' } as const satisfies Int8Options;
 

@@ -318,10 +318,10 @@ describe('quantiseGraph on ISNet with the committed ranges', async () => {
       await session.release();
       return { concats: ops.filter((op) => op === 'QLinearConcat').length, requantising: requantisingConcats(path.join(scratch, `isnet-concat-${concatRanges}.onnx`)) };
     };
-    const shared = await requantising(productInt8.concatRanges);
+    const product = await requantising(productInt8.concatRanges);
     const own = await requantising('own');
-    assert.ok(shared.concats > 0 && shared.concats === own.concats, `QLinearConcats: ${shared.concats} and ${own.concats}`);
-    assert.equal(shared.requantising, 0);
+    assert.ok(product.concats > 0 && product.concats === own.concats, `QLinearConcats: ${product.concats} and ${own.concats}`);
+    assert.equal(product.requantising, 0);
     assert.ok(own.requantising > own.concats / 2, `${own.requantising} of ${own.concats} requantise over their own ranges`);
   });
 
