@@ -8,22 +8,17 @@
 // ±127 everywhere (model-session.ts); this CPU's limit is for the benches and tests (bench/int8-variants.ts).
 import { cpuFlags, cpuinfoText } from './cpu-features.ts';
 
-/** `exact`: u8×s8 products summed without overflow; `saturating`: x86 without VNNI. */
-export type Int8Multiply = 'exact' | 'saturating';
-
 /** The weight range a CPU multiplies exactly: ±127 where its multiply is exact, ±63 where it saturates. */
 export type WeightLimit = 127 | 63;
 
-/** The multiply of the CPU whose `/proc/cpuinfo` text this is; on x86, unreadable features count as saturating. */
-export function int8MultiplyFor(cpuinfo: string, arch: string = process.arch): Int8Multiply {
-  if (arch !== 'x64' && arch !== 'ia32') return 'exact';
-  const flags = cpuFlags(cpuinfo);
-  return flags.includes('avx512_vnni') || flags.includes('avx_vnni') ? 'exact' : 'saturating';
-}
-
-/** The weight limit for the CPU whose `/proc/cpuinfo` text this is. */
+/**
+ * The weight limit for the CPU whose `/proc/cpuinfo` text this is: ±127 with VNNI and off x86, where
+ * the multiply is exact; ±63 on any other x86 CPU, one whose features cannot be read included.
+ */
 export function weightLimitFor(cpuinfo: string, arch: string = process.arch): WeightLimit {
-  return int8MultiplyFor(cpuinfo, arch) === 'exact' ? 127 : 63;
+  if (arch !== 'x64' && arch !== 'ia32') return 127;
+  const flags = cpuFlags(cpuinfo);
+  return flags.includes('avx512_vnni') || flags.includes('avx_vnni') ? 127 : 63;
 }
 
 /** The limit for this machine's CPU. */
