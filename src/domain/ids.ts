@@ -24,10 +24,19 @@ const idPrefixes = ['bgr', 'acct', 'key'] as const;
 export type IdPrefix = (typeof idPrefixes)[number];
 
 const idTokenLength = 20;
+/** Base-36 digits of the creation time in epoch milliseconds: 9 reach the year 5138. */
+const idTimeLength = 9;
 
-/** Opaque ids with a type prefix, so a misplaced id is obvious in logs and support tickets. */
-export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${randomToken(idTokenLength)}`;
+/**
+ * Opaque ids with a type prefix, so a misplaced id is obvious in logs and support tickets. An id
+ * begins with its creation time and ends with 11 random characters (about 57 bits), so ids made
+ * one after another sort in that order and rows keyed by them are added at the end of their
+ * indexes. With wholly random ids, each of a group commit's tasks went into a page of its own of
+ * the tasks' id index and of the ledger's task index: about three pages written to SQLite's log
+ * per create instead of one (README, "Measured on Zen 3 at stop 52").
+ */
+export function newId(prefix: IdPrefix, now = Date.now()): string {
+  return `${prefix}_${now.toString(36).padStart(idTimeLength, '0')}${randomToken(idTokenLength - idTimeLength)}`;
 }
 
 const idShapes = Object.fromEntries(

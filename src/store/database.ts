@@ -80,6 +80,10 @@ function openSqlite(dataDir: string): Db {
     switchToWal(file, Date.now() + busyTimeoutMs);
     file.pragma('foreign_keys = ON');
     file.pragma('synchronous = NORMAL');
+    // A group commit's savepoints (group-commit.ts) keep each create's original pages in a
+    // sub-journal, which SQLite otherwise spills to a temporary file past 64 KiB: about two
+    // writes to such a file per create. In memory it holds a few dozen pages at most.
+    file.pragma('temp_store = MEMORY');
   } catch (err) {
     file.close();
     // A lock or a full disk may pass; a file that is not SQLite (or is damaged) will not, and is

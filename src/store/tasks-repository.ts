@@ -64,7 +64,7 @@ export async function createTask(db: Db, req: CreateTaskRequest, now = Date.now(
       throw new ApiError('insufficient_credits', `This task needs ${cost} credit${cost > 1 ? 's' : ''}; the account does not have enough.`);
     }
 
-    const id = newId('bgr');
+    const id = newId('bgr', now);
     const { image_url, subject, precision, output_format } = req.input;
     const [row] = await insertQueuedTask(tx, id, req.accountId, image_url, subject, precision, output_format, cost, now);
     if (!row) throw new Error('the task insert returned no row');
