@@ -39,7 +39,11 @@ const timestamp = z.iso.datetime({ precision: 3 });
 
 export const bgRemovalSchema = z
   .object({
-    id: z.string().describe('Task identifier (`bgr_…`). Used as `{task_id}` in the path.'),
+    id: z
+      .string()
+      .describe(
+        'Task identifier: `bgr_` and 20 lowercase letters and digits, the first 9 the creation time (epoch milliseconds in base 36), so ids sort in the order their tasks were created. Used as `{task_id}` in the path.',
+      ),
     object: z.literal('bg.removal'),
     model: z.literal('bg-remover'),
     status: z.enum(['queued', 'processing', 'succeeded', 'failed', 'canceled']).describe(

@@ -46,11 +46,15 @@ describe('what task creates write to a SQLite store', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  test('task ids sort in the order their tasks were created, keep the shape bgr_ and 20 characters, and differ within one millisecond', async () => {
+  test('task ids begin with their creation time, sort in the order their tasks were created, keep the shape bgr_ and 20 characters, and differ within one millisecond', async () => {
     const start = Date.UTC(2026, 10, 28);
     const ids: string[] = [];
-    for (const now of [start, start, start + 1, start + 999, start + 86_400_000, Date.UTC(2100, 0, 1)]) ids.push((await createAt(now)).task.id);
-    for (const id of ids) assert.ok(isWellFormedId('bgr', id), id);
+    for (const now of [start, start, start + 1, start + 999, start + 86_400_000, Date.UTC(2100, 0, 1)]) {
+      const { task } = await createAt(now);
+      assert.ok(isWellFormedId('bgr', task.id), task.id);
+      assert.equal(parseInt(task.id.slice('bgr_'.length, 'bgr_'.length + 9), 36), task.created_at, 'the first 9 characters are its creation time');
+      ids.push(task.id);
+    }
     assert.equal(new Set(ids).size, ids.length);
     assert.deepEqual(ids.slice(2), [...ids.slice(2)].sort(), 'later tasks have later ids');
     assert.ok(ids[1]! > ids[0]! || ids[0]! > ids[1]!);
