@@ -82,7 +82,9 @@ function openSqlite(dataDir: string): Db {
     file.pragma('synchronous = NORMAL');
     // A group commit's savepoints (group-commit.ts) keep each create's original pages in a
     // sub-journal, which SQLite otherwise spills to a temporary file past 64 KiB: about two
-    // writes to such a file per create. In memory it holds a few dozen pages at most.
+    // writes to such a file per create. In memory it holds one create's pages at a time: each
+    // savepoint's release empties it. The store's other temporary data are the sorts of queries
+    // with a limit (retention's batches, pages of lists).
     file.pragma('temp_store = MEMORY');
   } catch (err) {
     file.close();
