@@ -28,7 +28,7 @@ const idTokenLength = 20;
 const idTimeLength = 9;
 
 /**
- * Opaque ids with a type prefix, so a misplaced id is obvious in logs and support tickets. An id
+ * Ids with a type prefix, so a misplaced id is obvious in logs and support tickets. An id
  * begins with its creation time and ends with 11 random characters (about 57 bits), so ids made
  * one after another sort in that order and rows keyed by them are added at the end of their
  * indexes. With wholly random ids, each of a group commit's tasks went into a page of its own of
