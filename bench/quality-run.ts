@@ -2,10 +2,10 @@
 import crypto from 'node:crypto';
 import sharp from 'sharp';
 import { composeCutout } from '../src/vision/cutout-bands.ts';
-import type { DecodedImage } from '../src/vision/decode.ts';
+import { readHeader, type DecodedImage } from '../src/vision/decode.ts';
 import { computeMatte } from '../src/vision/matte.ts';
 import { modelSize, type Segmenter } from '../src/vision/model.ts';
-import { decodedPhoto } from '../src/vision/photo.ts';
+import { decodedPhoto, openPhoto } from '../src/vision/photo.ts';
 import { toModelInput } from '../src/vision/preprocess.ts';
 import type { Recipe } from '../src/vision/recipe.ts';
 import { sharedPlanes } from '../src/vision/shared-planes.ts';
@@ -74,11 +74,20 @@ async function centredAlpha(segmenter: Segmenter, image: DecodedImage): Promise<
   return new Uint8Array(alpha.buffer, alpha.byteOffset, alpha.length);
 }
 
-export async function ourCutout(segmenter: Segmenter, image: DecodedImage, recipe: Recipe): Promise<Uint8Array> {
+/** The pixel cap of photos opened from their bytes: the bench's enlarged photos are within it. */
+const openedPixels = 100_000_000;
+
+/**
+ * Our cutout of `image`. Given the bytes it was decoded from, the photo is opened from them as the
+ * service opens it (openPhoto): a large photo's copies are then made from its encoded bytes.
+ */
+export async function ourCutout(segmenter: Segmenter, image: DecodedImage, recipe: Recipe, encoded?: Buffer): Promise<Uint8Array> {
   // The working planes are given back for the next image, as removeBackground gives them back.
   const planes = sharedPlanes();
+  const photo = encoded ? await openPhoto(encoded, await readHeader(encoded, openedPixels), openedPixels, planes) : decodedPhoto(image);
+  const matte = await computeMatte(segmenter, photo, recipe, undefined, planes);
   // A copy: the cutout is composed into the set's memory, which the next image reuses.
-  const cutout = new Uint8Array(await composeCutout(image, await computeMatte(segmenter, decodedPhoto(image), recipe, undefined, planes), planes));
+  const cutout = new Uint8Array(await composeCutout(await photo.decoded, matte, planes));
   planes.release();
   return cutout;
 }

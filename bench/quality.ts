@@ -110,7 +110,9 @@ console.log(
 );
 for (const entry of entries) {
   const original = fs.readFileSync(path.join(set, entry.image));
-  const image = await decodeImage(upscale === 1 ? original : await enlarged(original, upscale), 100_000_000);
+  // An enlarged photo is opened from its bytes as the service opens a phone's JPEG (ourCutout).
+  const encoded = upscale === 1 ? undefined : await enlarged(original, upscale);
+  const image = await decodeImage(encoded ?? original, 100_000_000);
   const gt = await sharp(path.join(set, entry.gt)).resize(image.width, image.height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
   const truth = prepareTruth(gt, image.pixels, image.channels, image.width, image.height);
   const baselineRgba = await baselineCutout(reference, image);
@@ -127,7 +129,7 @@ for (const entry of entries) {
   const ours = new Map<string, Scores>();
   let shown: Uint8Array = baselineRgba;
   for (const variant of variants) {
-    const rgba = await ourCutout(segmenter, image, variant.recipe(image.width, image.height));
+    const rgba = await ourCutout(segmenter, image, variant.recipe(image.width, image.height), encoded);
     ours.set(variant.label, score(truth, rgba));
     if (variant.label === 'high') shown = rgba;
   }

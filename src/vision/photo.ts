@@ -1,11 +1,10 @@
 // The photo a task works on: its decoded pixels, and how sharp makes a smaller copy of it (the
-// refinement's guide). A small photo is decoded first and its copy resized from the pixels. A large
-// one is decoded beside its guide, which sharp makes straight from the encoded bytes (it may let
-// libjpeg decode at a reduced scale, the guide being much smaller): libjpeg decodes on
-// one core and the guide's decode runs on the other, instead of after the whole decode. The model's
-// input is still resized from the decoded pixels: a second full decode for it, beside the first,
-// left the cores busier than resizing the pixels once decoded (throwaway A/B at 8 and 12 MP). A
-// large photo is decoded in a band thread, into the task's shared memory (shared-decode.ts).
+// model's input, the refinement's guide). A small photo is decoded first and its copies resized from
+// the pixels. A large one is decoded beside its copies, which sharp makes straight from the encoded
+// bytes (it may let libjpeg decode at a reduced scale, the copies being much smaller): libjpeg
+// decodes on one core and the copies' decode runs on the other, instead of after the whole decode
+// (matte.ts makes the model's first input so, and the guide from that input). A large photo is
+// decoded in a band thread, into the task's shared memory (shared-decode.ts).
 import sharp, { type Sharp } from 'sharp';
 import { decodeInThread } from './cutout-bands.ts';
 import { decodableBytes, decodeImage, resizeEncoded, type DecodedImage, type ImageHeader } from './decode.ts';
@@ -19,17 +18,18 @@ export interface Photo {
   /** Upright size. */
   width: number;
   height: number;
-  /** The decoded pixels, once decoded (a large photo's decode is under way beside its guide). */
+  /** The decoded pixels, once decoded (a large photo's decode is under way beside its copies). */
   decoded: Promise<DecodedImage>;
   resize: Resizer;
 }
 
 /**
- * From this many pixels (four times the model's) the guide comes from the encoded bytes. `npm run
- * bench`'s 12 MP photo gains from it; at its 2 MP one, in a throwaway A/B, the decode was too short
- * for a second decode beside it to gain anything, and it would cost that decode's CPU.
+ * From this many pixels (four times the model's) the copies come from the encoded bytes. `npm run
+ * bench`'s 12 MP photo gains from it. Its 2 MP one does not: the decode is too short for a second
+ * decode beside it to gain anything, and it costs that decode's CPU (`npm run bench:turns` against a
+ * checkout with this at 1.9 times the model's pixels, stop 53: decode and preprocess 15.9 ms against 12.2).
  */
-export const encodedGuideFrom = 4 * modelSize * modelSize;
+export const encodedCopiesFrom = 4 * modelSize * modelSize;
 
 /** A photo already decoded: its copies are resized from its pixels. */
 export function decodedPhoto(image: DecodedImage): Photo {
@@ -47,7 +47,7 @@ export function decodedPhoto(image: DecodedImage): Photo {
  */
 export async function openPhoto(encoded: Buffer, header: ImageHeader, maxPixels: number, planes: PlaneSet = sharedPlanes()): Promise<Photo> {
   const input = await decodableBytes(encoded, header, maxPixels);
-  if (header.width * header.height < encodedGuideFrom) return decodedPhoto(await decodeImage(input, maxPixels, header));
+  if (header.width * header.height < encodedCopiesFrom) return decodedPhoto(await decodeImage(input, maxPixels, header));
   // Without room in the set (a very large photo), decoded here into a buffer of its own.
   const into = planes.bytes(header.width * header.height * 4);
   const decoded = into ? decodeInThread({ input, maxPixels, colours: { sixteenBitProfile: header.sixteenBitProfile }, into }) : decodeImage(input, maxPixels, header);

@@ -2,10 +2,11 @@
 // asks for another side), either stretched to the square or scaled to fit it with grey padding. The
 // INT8 graph takes those bytes as they are; for the fp32 graph the inference thread turns them into
 // the normalised CHW float tensor (rgbToTensor) just before its run.
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { stretchInThread } from './cutout-bands.ts';
 import type { DecodedImage } from './decode.ts';
 import { modelSize } from './model.ts';
+import type { Photo } from './photo.ts';
 
 /** How the image is laid into the model's square. */
 export type Geometry = 'stretch' | 'pad';
@@ -51,17 +52,7 @@ export async function toModelInput(
       // happen to be stored under its transparent pixels.
       .flatten({ background: grey });
   if (content.width < region.width || content.height < region.height) {
-    const rgb = await pipeline()
-      .resize(content.width, content.height, { fit: 'fill', kernel: 'linear' })
-      .extend({
-        left: content.left,
-        top: content.top,
-        right: side - content.left - content.width,
-        bottom: side - content.top - content.height,
-        background: grey,
-      })
-      .raw()
-      .toBuffer();
+    const rgb = await intoSquare(pipeline(), content, side).raw().toBuffer();
     return { rgb, side, content, region };
   }
   const whole = region.left === 0 && region.top === 0 && region.width === image.width && region.height === image.height;
@@ -79,6 +70,29 @@ export async function toModelInput(
     outHeight: content.height,
   });
   return { rgb, side, content, region };
+}
+
+/**
+ * The model's input for the whole of a photo that shrinks into the square, made by the photo's
+ * resizer: a large photo's from its encoded bytes, without waiting for its decode (photo.ts). For a
+ * JPEG it differs a little from toModelInput's, libjpeg decoding at a reduced scale for it; `npm run
+ * bench:quality -- --upscale 5` scores the cutouts made so (the README's quality section).
+ */
+export async function photoModelInput(photo: Pick<Photo, 'width' | 'height' | 'resize'>, geometry: Geometry, side = modelSize): Promise<ModelInput> {
+  const content = contentRect(photo.width, photo.height, geometry, side);
+  const rgb = await photo.resize((upright) => intoSquare(upright.flatten({ background: grey }), content, side));
+  return { rgb, side, content, region: { left: 0, top: 0, width: photo.width, height: photo.height } };
+}
+
+/** The image resized into `content`, antialiased, and laid in the grey square around it. */
+function intoSquare(image: Sharp, content: ContentRect, side: number): Sharp {
+  return image.resize(content.width, content.height, { fit: 'fill', kernel: 'linear' }).extend({
+    left: content.left,
+    top: content.top,
+    right: side - content.left - content.width,
+    bottom: side - content.top - content.height,
+    background: grey,
+  });
 }
 
 export function contentRect(width: number, height: number, geometry: Geometry, side = modelSize): ContentRect {

@@ -7,7 +7,7 @@ import { baselineCutout, cachingSegmenter } from '../../bench/quality-run.ts';
 import { TaskError } from '../../src/domain/errors.ts';
 import { decodeImage, maxSide, readHeader } from '../../src/vision/decode.ts';
 import { downscaleToPixels } from '../../src/vision/downscale.ts';
-import { encodedGuideFrom, openPhoto } from '../../src/vision/photo.ts';
+import { encodedCopiesFrom, openPhoto } from '../../src/vision/photo.ts';
 import { loadSegmenter, removeBackground, type Segmenter } from '../../src/vision/remove-background.ts';
 import { fixture, fixturePhoto, groundTruth, iou } from '../support/fixtures.ts';
 import { heicClaiming } from '../support/heic.ts';
@@ -116,15 +116,15 @@ describe('TIFF sample formats', () => {
     });
   }
 
-  it('makes the guide of a large 32-bit TIFF, resized from its bytes, with the colours of its 8-bit original', async () => {
+  it('makes the copies of a large 32-bit TIFF (its model input, its guide), resized from its bytes, with the colours of its 8-bit original', async () => {
     const [width, height] = [2048, 2048];
-    assert.ok(width * height >= encodedGuideFrom);
+    assert.ok(width * height >= encodedCopiesFrom);
     const grey = await sharp(fixturePhoto(name)).resize(width, height, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer();
     const guide = async (tiff: Buffer): Promise<Buffer> =>
       (await openPhoto(tiff, await readHeader(tiff, defaults.maxPixels), defaults.maxPixels)).resize((photo) => photo.resize(64, 64));
     const deep = await guide(tiffOf({ width, height, channels: 1, bits: 32, format: 'uint', samples: Uint32Array.from(grey, (v) => v * 0x01010101) }));
     const eightBit = await guide(tiffOf({ width, height, channels: 1, bits: 8, format: 'uint', samples: grey }));
-    assert.ok(deep.every((value, i) => Math.abs(value - eightBit[i]!) <= 1), 'the guide is off its 8-bit original');
+    assert.ok(deep.every((value, i) => Math.abs(value - eightBit[i]!) <= 1), 'the copy is off its 8-bit original');
   });
 
   for (const [channels, layout] of [[3, 'RGB'], [4, 'RGB with alpha']] as const) {
@@ -137,9 +137,9 @@ describe('TIFF sample formats', () => {
     });
   }
 
-  it('makes the guide and the preview of a large 16-bit TIFF with a Display P3 profile in the colours of its 8-bit original', async () => {
+  it('makes the copies and the preview of a large 16-bit TIFF with a Display P3 profile in the colours of its 8-bit original', async () => {
     const [width, height] = [2048, 2048];
-    assert.ok(width * height >= encodedGuideFrom);
+    assert.ok(width * height >= encodedCopiesFrom);
     const rgb = await sharp(fixturePhoto(name)).resize(width, height, { fit: 'fill' }).raw().toBuffer();
     const icc = await profile('p3');
     const sixteen = tiffOf({ width, height, channels: 3, bits: 16, format: 'uint', samples: Uint16Array.from(rgb, (v) => v * 257), icc });

@@ -1,14 +1,15 @@
-// A large photo's guide is made from its encoded bytes while the photo is decoded (in a band thread,
-// into shared memory): the same matte as from the decoded pixels, an upright 8-bit copy, and the
-// decode's errors.
+// A large photo's model input is made from its encoded bytes while the photo is decoded (in a band
+// thread, into shared memory), and its guide from that input: the same matte as from the decoded
+// pixels, an upright 8-bit copy, and the decode's errors.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp, { type Sharp } from 'sharp';
 import { TaskError } from '../../src/domain/errors.ts';
 import { decodeImage, readHeader } from '../../src/vision/decode.ts';
 import { computeMatte } from '../../src/vision/matte.ts';
-import type { Segmenter } from '../../src/vision/model.ts';
-import { decodedPhoto, encodedGuideFrom, openPhoto, type Photo } from '../../src/vision/photo.ts';
+import { modelSize, type Segmenter } from '../../src/vision/model.ts';
+import { decodedPhoto, encodedCopiesFrom, openPhoto, type Photo } from '../../src/vision/photo.ts';
+import { photoModelInput, toModelInput } from '../../src/vision/preprocess.ts';
 import { recipeFor } from '../../src/vision/recipe.ts';
 import { removeBackground } from '../../src/vision/remove-background.ts';
 import { heapPlanes, sharedPlanes } from '../../src/vision/shared-planes.ts';
@@ -18,6 +19,16 @@ import { defaults } from './cutout.ts';
 const redChannel: Segmenter = {
   predict: async (input) => Float32Array.from({ length: input.length / 3 }, (_, i) => input[i * 3]! / 256),
 };
+
+/** `segmenter`, refusing an input whose size is not the side it is run at. */
+function sideChecked(segmenter: Segmenter): Segmenter {
+  return {
+    predict: async (input, side = modelSize) => {
+      assert.equal(input.length, side * side * 3, `an input of ${input.length} bytes run at side ${side}`);
+      return segmenter.predict(input, side);
+    },
+  };
+}
 
 /** Red rising left to right with a dark disc in the upper left (asymmetric both ways), blue falling top to bottom. */
 function pattern(width: number, height: number): Buffer {
@@ -48,7 +59,7 @@ function meanDifference(a: Uint8Array, b: Uint8Array): number {
 
 describe('a large photo', () => {
   it('is still being decoded when its guide is started, while a small one is decoded first', async () => {
-    assert.ok(large.width * large.height >= encodedGuideFrom);
+    assert.ok(large.width * large.height >= encodedCopiesFrom);
     const png = (width: number, height: number) => sharp(pattern(width, height), { raw: { width, height, channels: 3 } }).png().toBuffer();
     // After every promise already settled has run its callbacks: a decode in progress takes milliseconds more.
     const state = (photo: Photo) => Promise.race([photo.decoded.then(() => 'decoded'), new Promise((resolve) => setImmediate(() => resolve('decoding')))]);
@@ -56,12 +67,47 @@ describe('a large photo', () => {
     assert.equal(await state(await opened(await png(640, 480))), 'decoded');
   });
 
-  it('gets the same matte from its encoded bytes as from its decoded pixels (lossless PNG)', async () => {
+  it('gets the same matte from its encoded bytes as from its decoded pixels (lossless PNG), at either precision', async () => {
     const png = await sharp(pattern(large.width, large.height), { raw: { ...large, channels: 3 } }).png().toBuffer();
-    const recipe = recipeFor('auto', 'standard', large.width, large.height);
-    const fromBytes = await computeMatte(redChannel, await opened(png), recipe);
-    const fromPixels = await computeMatte(redChannel, decodedPhoto(await decodeImage(png, defaults.maxPixels)), recipe);
-    assert.deepEqual(fromBytes, fromPixels);
+    for (const precision of ['standard', 'high'] as const) {
+      const recipe = recipeFor('auto', precision, large.width, large.height);
+      const fromBytes = await computeMatte(sideChecked(redChannel), await opened(png), recipe);
+      const fromPixels = await computeMatte(sideChecked(redChannel), decodedPhoto(await decodeImage(png, defaults.maxPixels)), recipe);
+      assert.deepEqual(fromBytes, fromPixels, precision);
+    }
+  });
+
+  it('makes one copy from its encoded bytes, the model input, and no second one for its guide', async () => {
+    const jpeg = await sharp(pattern(large.width, large.height), { raw: { ...large, channels: 3 } }).jpeg({ quality: 95 }).toBuffer();
+    const photo = await opened(jpeg);
+    const copies: Buffer[] = [];
+    const watched: Photo = {
+      ...photo,
+      resize: async (shape) => {
+        const copy = await photo.resize(shape);
+        copies.push(copy);
+        return copy;
+      },
+    };
+    const inputs: Uint8Array[] = [];
+    const recording: Segmenter = { predict: (input, side) => (inputs.push(input), redChannel.predict(input, side)) };
+    await computeMatte(recording, watched, recipeFor('auto', 'standard', large.width, large.height));
+    assert.equal(copies.length, 1);
+    assert.equal(copies[0]!.length, modelSize * modelSize * 3);
+    assert.deepEqual(inputs, [copies[0]]);
+  });
+
+  it("makes a model input from its bytes close to the one from its decoded pixels, stretched or padded into the square", async () => {
+    const jpeg = await sharp(pattern(large.width, large.height), { raw: { ...large, channels: 3 } }).jpeg({ quality: 95 }).toBuffer();
+    const photo = await opened(jpeg);
+    for (const geometry of ['stretch', 'pad'] as const) {
+      const fromBytes = await photoModelInput(photo, geometry);
+      const fromPixels = await toModelInput(await photo.decoded, geometry);
+      assert.deepEqual([fromBytes.content, fromBytes.region], [fromPixels.content, fromPixels.region], geometry);
+      // libjpeg decodes at a reduced scale for the copy from the bytes: close, not identical.
+      const difference = meanDifference(fromBytes.rgb, fromPixels.rgb);
+      assert.ok(difference < 1, `${geometry}: mean difference ${difference}`);
+    }
   });
 
   /** A copy from the photo as opened and one from its decoded pixels, 640 × 480 as the guide is made. */
