@@ -129,11 +129,12 @@ export async function computeMatte(segmenter: Segmenter, photo: Photo, recipe: R
 /**
  * The view of a large photo whose input is made by the photo's resizer: from its encoded bytes,
  * beside its decode, so that the decode is all the preprocess waits for (photo.ts). The guide is
- * then made from that input, instead of from a second reduced decode: the matte of a large photo is
- * the same however it was opened. Only where the photo shrinks into the model's square, as
- * toModelInput then makes its input through sharp too, and the input's content is no smaller than
- * the working size on either axis, so that the guide is a reduction of it. `npm run bench:turns` on
- * its 12 MP photo: the preprocess 31 ms against 37.5 (Performance, "Measured on Zen 5 … at stop 53").
+ * then made from that input, instead of from a second reduced decode, and so for a large photo
+ * opened from its pixels too: a lossless one gets the same matte either way. Only where the photo
+ * shrinks into the model's square, as toModelInput then makes its input through sharp too, and the
+ * input's content is no smaller than the working size on either axis, so that the guide is a
+ * reduction of it. `npm run bench:turns` on its 12 MP photo: the preprocess 31 ms against 37.5–39
+ * (Performance, "Measured on Zen 5 … at stop 53").
  */
 function earlyView(photo: Photo, first: Recipe['passes'][number] | undefined, width: number, height: number): Recipe['passes'][number] | undefined {
   if (photo.width * photo.height < encodedCopiesFrom || !first) return undefined;

@@ -26,8 +26,9 @@ export interface Photo {
 /**
  * From this many pixels (four times the model's) the copies come from the encoded bytes. `npm run
  * bench`'s 12 MP photo gains from it. Its 2 MP one does not: the decode is too short for a second
- * decode beside it to gain anything, and it costs that decode's CPU (`npm run bench:turns` against a
- * checkout with this at 1.9 times the model's pixels, stop 53: decode and preprocess 15.9 ms against 12.2).
+ * decode beside it to gain anything, and it costs that decode's CPU (stop 53, `npm run bench:turns`
+ * with this at 1.9 times the model's pixels against a checkout with it at 4: the 2 MP photo's decode
+ * and preprocess 15.9 ms against 12.2).
  */
 export const encodedCopiesFrom = 4 * modelSize * modelSize;
 

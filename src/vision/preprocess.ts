@@ -74,9 +74,9 @@ export async function toModelInput(
 
 /**
  * The model's input for the whole of a photo that shrinks into the square, made by the photo's
- * resizer: a large photo's from its encoded bytes, without waiting for its decode (photo.ts). For a
- * JPEG it differs a little from toModelInput's, libjpeg decoding at a reduced scale for it; `npm run
- * bench:quality -- --upscale 5` scores the cutouts made so (the README's quality section).
+ * resizer: a large photo's from its encoded bytes, without waiting for its decode (photo.ts). It
+ * differs a little from toModelInput's where sharp has libjpeg decode a JPEG at a reduced scale for
+ * it; `npm run bench:quality -- --upscale 5` scores the cutouts made so (README, How it works, step 2).
  */
 export async function photoModelInput(photo: Pick<Photo, 'width' | 'height' | 'resize'>, geometry: Geometry, side = modelSize): Promise<ModelInput> {
   const content = contentRect(photo.width, photo.height, geometry, side);
