@@ -74,8 +74,8 @@ async function centredAlpha(segmenter: Segmenter, image: DecodedImage): Promise<
   return new Uint8Array(alpha.buffer, alpha.byteOffset, alpha.length);
 }
 
-/** The pixel cap of photos opened from their bytes: the bench's enlarged photos are within it. */
-const openedPixels = 100_000_000;
+/** The pixel cap the bench decodes and opens its photos under: its enlarged photos are within it. */
+export const openedPixels = 100_000_000;
 
 /**
  * Our cutout of `image`. Given the bytes it was decoded from, the photo is opened from them as the

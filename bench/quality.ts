@@ -8,7 +8,7 @@ import { decodeImage } from '../src/vision/decode.ts';
 import { loadSegmenter, startSegmenter } from '../src/vision/model.ts';
 import { loadPeer, peerCutout } from './peer-remove.ts';
 import { alphaDistance, higherIsBetter, mean, metricNames, prepareTruth, score, type Scores } from './quality-metrics.ts';
-import { baselineCutout, cachingSegmenter, ourCutout } from './quality-run.ts';
+import { baselineCutout, cachingSegmenter, openedPixels, ourCutout } from './quality-run.ts';
 import { contactSheet, type SheetRow } from './quality-sheet.ts';
 import { bigJpeg, largeImage, panoramaComparison, time12mp } from './quality-timing.ts';
 import { experiments, shipped, type Variant } from './quality-variants.ts';
@@ -112,7 +112,7 @@ for (const entry of entries) {
   const original = fs.readFileSync(path.join(set, entry.image));
   // An enlarged photo is opened from its bytes as the service opens a phone's JPEG (ourCutout).
   const encoded = upscale === 1 ? undefined : await enlarged(original, upscale);
-  const image = await decodeImage(encoded ?? original, 100_000_000);
+  const image = await decodeImage(encoded ?? original, openedPixels);
   const gt = await sharp(path.join(set, entry.gt)).resize(image.width, image.height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
   const truth = prepareTruth(gt, image.pixels, image.channels, image.width, image.height);
   const baselineRgba = await baselineCutout(reference, image);
