@@ -15,6 +15,9 @@ export interface Setting {
   checkout?: string;
 }
 
+/** Whether the child has exited, by a code or by a signal (a crash leaves exitCode null). */
+const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
+
 function start(setting: Setting, images: BenchImage[]): { child: ChildProcess; next: () => Promise<StepReply> } {
   const side = setting.checkout ? path.resolve(setting.checkout, 'bench/side.ts') : new URL('./side.ts', import.meta.url);
   const child = fork(side, [JSON.stringify({ kind: 'steps', side: 'ours-standard', images } satisfies StepsJob)], {
@@ -30,13 +33,13 @@ function start(setting: Setting, images: BenchImage[]): { child: ChildProcess; n
     if (waiter) waiter.resolve(reply);
     else replies.push(reply);
   });
-  child.on('exit', (code) => {
-    for (const waiter of waiting.splice(0)) waiter.reject(new Error(`${setting.name}: child exited with ${code}`));
+  child.on('exit', (code, signal) => {
+    for (const waiter of waiting.splice(0)) waiter.reject(new Error(`${setting.name}: child exited with ${code ?? signal}`));
   });
   const next = () => {
     const reply = replies.shift();
     if (reply) return Promise.resolve(reply);
-    if (child.exitCode !== null) return Promise.reject(new Error(`${setting.name}: child exited with ${child.exitCode}`));
+    if (exited(child)) return Promise.reject(new Error(`${setting.name}: child exited with ${child.exitCode ?? child.signalCode}`));
     return new Promise<StepReply>((resolve, reject) => waiting.push({ resolve, reject }));
   };
   return { child, next };
@@ -44,10 +47,15 @@ function start(setting: Setting, images: BenchImage[]): { child: ChildProcess; n
 
 /**
  * Each image once in every setting, the settings taking turns to go first from one image to the
- * next; the samples of each setting, by name.
+ * next; the samples of each setting, by name. A child is given each photo once and told which to
+ * run at each step: onnxruntime overflowed its stack making a session in a process whose command
+ * line held 15 KB or more (the job of `bench:turns --fixtures --runs 10`), and a checkout's older
+ * side.ts runs the steps so as well.
  */
 export async function steppedRuns(settings: Setting[], images: BenchImage[]): Promise<Map<string, Sample[]>> {
-  const children = settings.map((setting) => start(setting, images));
+  const photos = [...new Map(images.map((image) => [image.file, image])).values()];
+  const photoAt = images.map((image) => photos.findIndex((photo) => photo.file === image.file));
+  const children = settings.map((setting) => start(setting, photos));
   const samples = new Map(settings.map((s) => [s.name, [] as Sample[]]));
   try {
     for (const { next } of children) await next();
@@ -55,14 +63,14 @@ export async function steppedRuns(settings: Setting[], images: BenchImage[]): Pr
       for (let k = 0; k < children.length; k++) {
         const i = (step + k) % children.length;
         const { child, next } = children[i]!;
-        child.send({ step } satisfies StepRequest);
+        child.send({ step: photoAt[step]! } satisfies StepRequest);
         const reply = await next();
         if (!('sample' in reply)) throw new Error(`${settings[i]!.name}: expected a sample`);
         samples.get(settings[i]!.name)!.push(reply.sample);
       }
     }
   } finally {
-    const exits = children.map(({ child }) => (child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve))));
+    const exits = children.map(({ child }) => (exited(child) ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve))));
     for (const { child } of children) if (child.connected) child.send({ done: true } satisfies StepRequest);
     await Promise.all(exits);
   }
