@@ -19,7 +19,7 @@ sharp.cache(false);
  * 3–6% (Performance, "Measured on Zen 5 … at stop 55"). The photo's copies still run side by side,
  * each in a thread of libuv's pool.
  */
-export const libvipsThreads = 1;
+const libvipsThreads = 1;
 sharp.concurrency(libvipsThreads);
 
 /** Decoders we accept, as sharp names them (AVIF reports as `heif`). Anything else, SVG included, is refused. */
