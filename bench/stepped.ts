@@ -54,7 +54,7 @@ function start(setting: Setting, images: BenchImage[]): { child: ChildProcess; n
  */
 export async function steppedRuns(settings: Setting[], images: BenchImage[]): Promise<Map<string, Sample[]>> {
   const photos = [...new Map(images.map((image) => [image.file, image])).values()];
-  const photoAt = images.map((image) => photos.findIndex((photo) => photo.file === image.file));
+  const indexOf = new Map(photos.map((photo, i) => [photo.file, i]));
   const children = settings.map((setting) => start(setting, photos));
   const samples = new Map(settings.map((s) => [s.name, [] as Sample[]]));
   try {
@@ -63,7 +63,7 @@ export async function steppedRuns(settings: Setting[], images: BenchImage[]): Pr
       for (let k = 0; k < children.length; k++) {
         const i = (step + k) % children.length;
         const { child, next } = children[i]!;
-        child.send({ step: photoAt[step]! } satisfies StepRequest);
+        child.send({ step: indexOf.get(images[step]!.file)! } satisfies StepRequest);
         const reply = await next();
         if (!('sample' in reply)) throw new Error(`${settings[i]!.name}: expected a sample`);
         samples.get(settings[i]!.name)!.push(reply.sample);
