@@ -14,7 +14,7 @@ import { benchDataDir } from './images.ts';
 
 export type ServerMessage =
   | { kind: 'ready'; url: string; key: string }
-  | { kind: 'report'; eventLoopDelayMs: { p50: number; p99: number; max: number }; tasks: Record<string, number>; rssMb: number; peakRssMb: number; cpuMicros: number };
+  | { kind: 'report'; eventLoopDelayMs: { p50: number; p99: number; max: number }; tasks: Record<string, number>; rssMb: number; peakRssMb: number; cpuMicros: number; minorPageFaults: number };
 export type ParentMessage = { kind: 'reset' } | { kind: 'report' } | { kind: 'stop' };
 
 /** Settings the parent chooses for this run (worker concurrency, threads), as environment variables. */
@@ -50,13 +50,15 @@ process.on('message', async (message: ParentMessage) => {
     const rows = await server.db.selectFrom('tasks').select(['status']).select((eb) => eb.fn.countAll<number>().as('n')).groupBy('status').execute();
     const ms = (ns: number): number => ns / 1e6;
     const cpu = process.cpuUsage();
+    const usage = process.resourceUsage();
     send({
       kind: 'report',
       eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
       tasks: Object.fromEntries(rows.map((r) => [r.status, Number(r.n)])),
       rssMb: process.memoryUsage.rss() / 2 ** 20,
-      peakRssMb: process.resourceUsage().maxRSS / 1024,
+      peakRssMb: usage.maxRSS / 1024,
       cpuMicros: cpu.user + cpu.system,
+      minorPageFaults: usage.minorPageFault,
     });
   }
   if (message.kind === 'stop') {

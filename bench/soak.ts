@@ -1,6 +1,7 @@
 // `npm run bench:soak`: 500 tasks (100 with --quick) through the real service's worker process
-// (SQLite, in-process worker, images from a loopback server), printing the worker process's RSS as
-// the tasks complete. The peak must stay under 1 GB and the RSS flat after warm-up.
+// (SQLite, in-process worker, images from a loopback server), printing the worker process's RSS and
+// its page faults per task as the tasks complete. The peak must stay under 1 GB and the RSS flat
+// after warm-up.
 // `--concurrency N` and `--threads N` set the worker; it runs with `npm start`'s allocator settings
 // (src/allocator-env.ts), and `--env NAME=VALUE` passes an environment variable to it (e.g.
 // MALLOC_MMAP_THRESHOLD_=33554432) to compare others. `--precision high` or `mixed` (every other
@@ -62,16 +63,22 @@ async function main(): Promise<void> {
     await imageServer.close();
   }
   console.log();
+  // Page faults per task since the sample before: a task whose large buffers get fresh pages instead
+  // of reusing freed ones faults in thousands, each charged by the host.
   printTable(
-    ['tasks done', 'seconds', 'RSS MB', 'peak RSS MB'],
-    samples.map((s) => [String(s.done), fixed(s.seconds), fixed(s.report.rssMb), fixed(s.report.peakRssMb)]),
+    ['tasks done', 'seconds', 'RSS MB', 'peak RSS MB', 'page faults per task'],
+    samples.map((s, i) => [String(s.done), fixed(s.seconds), fixed(s.report.rssMb), fixed(s.report.peakRssMb), i === 0 ? '–' : fixed(faultsPerTask(samples[i - 1]!, s))]),
   );
   const last = samples.at(-1)!;
   const warm = samples.find((s) => s.done >= total * 0.1) ?? samples[0]!;
   const afterWarmUp = samples.filter((s) => s.done >= warm.done).map((s) => s.report.rssMb);
   console.log(`failed tasks: ${last.report.tasks.failed ?? 0}`);
   console.log(`peak RSS ${fixed(last.report.peakRssMb)} MB; RSS after warm-up (${warm.done} tasks) ${fixed(Math.min(...afterWarmUp))}–${fixed(Math.max(...afterWarmUp))} MB, ` +
-    `end minus warm-up ${fixed(last.report.rssMb - warm.report.rssMb)} MB; ${fixed((last.done / last.seconds) * 60, 1)} tasks per minute`);
+    `end minus warm-up ${fixed(last.report.rssMb - warm.report.rssMb)} MB; ${fixed((last.done / last.seconds) * 60, 1)} tasks per minute; ` +
+    `${fixed(faultsPerTask(warm, last))} page faults per task after warm-up`);
 }
+
+type Sampled = { done: number; report: Report };
+const faultsPerTask = (from: Sampled, to: Sampled): number => (to.report.minorPageFaults - from.report.minorPageFaults) / Math.max(1, to.done - from.done);
 
 await main();

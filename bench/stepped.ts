@@ -50,23 +50,28 @@ function start(setting: Setting, images: BenchImage[]): { child: ChildProcess; n
  * next; the samples of each setting, by name. A child is given each photo once and told which to
  * run at each step: onnxruntime overflowed its stack making a session in a process whose command
  * line held 15 KB or more (the job of `bench:turns --fixtures --runs 10`), and a checkout's older
- * side.ts runs the steps so as well.
+ * side.ts runs the steps so as well. With `batch` above 1 each setting runs that many images in a
+ * row, each told as soon as the last is done, as a worker with a queue takes its tasks, before the
+ * next setting runs the same ones: a process that waits while another works between its images
+ * can collect garbage and free buffers that one kept busy still holds.
  */
-export async function steppedRuns(settings: Setting[], images: BenchImage[]): Promise<Map<string, Sample[]>> {
+export async function steppedRuns(settings: Setting[], images: BenchImage[], batch = 1): Promise<Map<string, Sample[]>> {
   const photos = [...new Map(images.map((image) => [image.file, image])).values()];
   const indexOf = new Map(photos.map((photo, i) => [photo.file, i]));
   const children = settings.map((setting) => start(setting, photos));
   const samples = new Map(settings.map((s) => [s.name, [] as Sample[]]));
   try {
     for (const { next } of children) await next();
-    for (let step = 0; step < images.length; step++) {
+    for (let first = 0, turn = 0; first < images.length; first += batch, turn++) {
       for (let k = 0; k < children.length; k++) {
-        const i = (step + k) % children.length;
+        const i = (turn + k) % children.length;
         const { child, next } = children[i]!;
-        child.send({ step: indexOf.get(images[step]!.file)! } satisfies StepRequest);
-        const reply = await next();
-        if (!('sample' in reply)) throw new Error(`${settings[i]!.name}: expected a sample`);
-        samples.get(settings[i]!.name)!.push(reply.sample);
+        for (const image of images.slice(first, first + batch)) {
+          child.send({ step: indexOf.get(image.file)! } satisfies StepRequest);
+          const reply = await next();
+          if (!('sample' in reply)) throw new Error(`${settings[i]!.name}: expected a sample`);
+          samples.get(settings[i]!.name)!.push(reply.sample);
+        }
       }
     }
   } finally {

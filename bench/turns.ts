@@ -3,35 +3,50 @@
 // load slows both alike, and the table gives each one's stage medians, its main thread's garbage
 // collections, and the ratios. `--against` names the other checkout, with its `npm ci` done and its
 // kernels built; `--runs` how many times each photo runs (12 by default); `--fixtures` adds the
-// fixtures to the 2 MP and 12 MP photos.
+// fixtures to the 2 MP and 12 MP photos; `--batch N` has each side run N photos in a row, as a busy
+// worker does, before the other runs the same N (1 by default: the two alternate photo by photo).
+// Each side's process starts with its own checkout's allocator settings (src/allocator-env.ts),
+// which are part of what is compared.
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { withAllocatorEnv } from '../src/allocator-env.ts';
 import { benchImages } from './images.ts';
 import type { Sample } from './side.ts';
-import { fixed, median, printTable } from './stats.ts';
+import { fixed, mean, median, printTable, quantile } from './stats.ts';
 import { steppedRuns } from './stepped.ts';
 
-const { values } = parseArgs({ options: { against: { type: 'string' }, runs: { type: 'string', default: '12' }, fixtures: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { against: { type: 'string' }, runs: { type: 'string', default: '12' }, fixtures: { type: 'boolean', default: false }, batch: { type: 'string', default: '1' } } });
 const against = z
   .string({ error: '--against <checkout> is required' })
   .refine((dir) => fs.existsSync(path.join(dir, 'bench/side.ts')), 'no bench/side.ts in the checkout --against names')
   .parse(values.against);
 const runs = z.coerce.number().int().min(1).max(200).parse(values.runs);
+const batch = z.coerce.number().int().min(1).max(1000).parse(values.batch);
+
+const allocatorModule = z.object({ withAllocatorEnv: z.function({ input: [z.custom<NodeJS.ProcessEnv>()], output: z.custom<NodeJS.ProcessEnv>() }) });
+
+/** The other checkout's allocator settings; one from before they had their own module runs with this checkout's. */
+async function theirAllocatorEnv(): Promise<NodeJS.ProcessEnv> {
+  const file = path.resolve(against, 'src/allocator-env.ts');
+  if (!fs.existsSync(file)) return withAllocatorEnv(process.env);
+  return allocatorModule.parse(await import(pathToFileURL(file).href)).withAllocatorEnv(process.env);
+}
 
 async function main(): Promise<void> {
   const images = (await benchImages()).filter((i) => values.fixtures || i.group !== 'fixtures');
   const steps = Array.from({ length: runs }, () => images).flat();
   const names = ['this checkout', path.basename(path.resolve(against))] as const;
-  process.stdout.write(`turns: ${names[0]} and ${against}, ${steps.length} images each… `);
+  process.stdout.write(`turns: ${names[0]} and ${against}, ${steps.length} images each, ${batch} in a row… `);
   const samples = await steppedRuns(
     [
       { name: names[0], env: withAllocatorEnv(process.env) },
-      { name: names[1], env: withAllocatorEnv(process.env), checkout: against },
+      { name: names[1], env: await theirAllocatorEnv(), checkout: against },
     ],
     steps,
+    batch,
   );
   console.log('done');
   // The stages either side timed, as `npm run bench` lists them.
@@ -54,6 +69,30 @@ async function main(): Promise<void> {
     rows.push([group, 'ratio', '', fixed(mine.total / theirs.total, 3), fixed(mine.other / theirs.other, 3), ...stages.map(() => ''), '', '', '']);
   }
   printTable(['images', 'checkout', 'n', 'end to end', 'non-inference', ...stages, 'collections', 'pauses ms', 'share'], rows);
+  printTails(images.map((i) => i.group), names.map((name) => [name, samples.get(name)!] as const));
+}
+
+/**
+ * What the medians hide: a task that faults in thousands of fresh pages takes far longer around
+ * inference on a host that charges microseconds a page, and such tasks lengthen the mean (the
+ * throughput) and the slow tail without moving the median.
+ */
+function printTails(groups: string[], sides: (readonly [string, Sample[]])[]): void {
+  console.log("Tails per image of the same turns: everything but inference, ms (mean, 90th percentile, slowest); the process's minor page faults (median, mean, most) and system CPU ms (mean)");
+  const rows = [...new Set(groups)].flatMap((group) =>
+    sides.map(([name, all]) => {
+      const list = all.filter((s) => s.group === group);
+      const other = list.map((s) => s.ms - (s.timings.inference ?? 0));
+      const faults = list.map((s) => s.pageFaults);
+      return [
+        group, name,
+        fixed(mean(other), 1), fixed(quantile(other, 0.9), 1), fixed(Math.max(...other), 1),
+        fixed(median(faults)), fixed(mean(faults)), fixed(Math.max(...faults)),
+        fixed(mean(list.map((s) => s.systemMs)), 1),
+      ];
+    }),
+  );
+  printTable(['images', 'checkout', 'non-inference mean', 'p90', 'slowest', 'page faults median', 'mean', 'most', 'system ms mean'], rows);
 }
 
 interface Side {
