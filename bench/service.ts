@@ -3,9 +3,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { withAllocatorEnv } from '../src/allocator-env.ts';
 import type { Precision } from '../src/domain/removal-request.ts';
 import type { ParentMessage, ServerMessage } from './api-server.ts';
+import { withCheckoutAllocatorEnv } from './checkout-env.ts';
 
 export type Report = Extract<ServerMessage, { kind: 'report' }>;
 /** What the API benches load a server with. */
@@ -43,14 +43,14 @@ export class ServerUnderTest {
   ) {}
 
   /** `checkout`: another checkout of this repository (its `npm ci` done) whose server runs instead of this one's. */
-  static start(overrides: Record<string, string> = {}, env: Record<string, string> = {}, checkout?: string): Promise<ServerUnderTest> {
+  static async start(overrides: Record<string, string> = {}, env: Record<string, string> = {}, checkout?: string): Promise<ServerUnderTest> {
     const script = checkout ? path.resolve(checkout, 'bench/api-server.ts') : new URL('./api-server.ts', import.meta.url);
     const child = fork(script, [JSON.stringify(overrides)], {
       ...(checkout && { cwd: path.resolve(checkout) }),
       execArgv: ['--import', 'tsx'],
       stdio: 'inherit',
-      // The service as `npm start` runs it: with its allocator settings (src/allocator-env.ts) unless overridden.
-      env: withAllocatorEnv({ ...process.env, ...env }),
+      // The service as its checkout's `npm start` runs it: with that checkout's allocator settings unless overridden.
+      env: await withCheckoutAllocatorEnv({ ...process.env, ...env }, checkout),
     });
     return new Promise((resolve, reject) => {
       child.once('message', (m: ServerMessage) => (m.kind === 'ready' ? resolve(new ServerUnderTest(child, m.url, m.key)) : reject(new Error('unexpected message'))));

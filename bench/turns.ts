@@ -9,10 +9,9 @@
 // which are part of what is compared.
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { withAllocatorEnv } from '../src/allocator-env.ts';
+import { withCheckoutAllocatorEnv } from './checkout-env.ts';
 import { benchImages } from './images.ts';
 import type { Sample } from './side.ts';
 import { fixed, mean, median, printTable, quantile } from './stats.ts';
@@ -26,15 +25,6 @@ const against = z
 const runs = z.coerce.number().int().min(1).max(200).parse(values.runs);
 const batch = z.coerce.number().int().min(1).max(1000).parse(values.batch);
 
-const allocatorModule = z.object({ withAllocatorEnv: z.function({ input: [z.custom<NodeJS.ProcessEnv>()], output: z.custom<NodeJS.ProcessEnv>() }) });
-
-/** The other checkout's allocator settings; one from before they had their own module runs with this checkout's. */
-async function theirAllocatorEnv(): Promise<NodeJS.ProcessEnv> {
-  const file = path.resolve(against, 'src/allocator-env.ts');
-  if (!fs.existsSync(file)) return withAllocatorEnv(process.env);
-  return allocatorModule.parse(await import(pathToFileURL(file).href)).withAllocatorEnv(process.env);
-}
-
 async function main(): Promise<void> {
   const images = (await benchImages()).filter((i) => values.fixtures || i.group !== 'fixtures');
   const steps = Array.from({ length: runs }, () => images).flat();
@@ -42,8 +32,8 @@ async function main(): Promise<void> {
   process.stdout.write(`turns: ${names[0]} and ${against}, ${steps.length} images each, ${batch} in a row… `);
   const samples = await steppedRuns(
     [
-      { name: names[0], env: withAllocatorEnv(process.env) },
-      { name: names[1], env: await theirAllocatorEnv(), checkout: against },
+      { name: names[0], env: await withCheckoutAllocatorEnv(process.env) },
+      { name: names[1], env: await withCheckoutAllocatorEnv(process.env, against), checkout: against },
     ],
     steps,
     batch,
