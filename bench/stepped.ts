@@ -52,8 +52,8 @@ function start(setting: Setting, images: BenchImage[]): { child: ChildProcess; n
  * line held 15 KB or more (the job of `bench:turns --fixtures --runs 10`), and a checkout's older
  * side.ts runs the steps so as well. With `batch` above 1 each setting runs that many images in a
  * row, each told as soon as the last is done, as a worker with a queue takes its tasks, before the
- * next setting runs the same ones: a process that waits while another works between its images
- * can collect garbage and free buffers that one kept busy still holds.
+ * next setting runs the same ones. How a process's images follow each other changes what its memory
+ * costs (README, stop 56: the 12 MP photo's page faults in alternate turns and ten in a row).
  */
 export async function steppedRuns(settings: Setting[], images: BenchImage[], batch = 1): Promise<Map<string, Sample[]>> {
   const photos = [...new Map(images.map((image) => [image.file, image])).values()];
