@@ -25,6 +25,9 @@ const against = z
 const runs = z.coerce.number().int().min(1).max(200).parse(values.runs);
 const batch = z.coerce.number().int().min(1).max(1000).parse(values.batch);
 
+/** Everything but inference: the work the share counts. */
+const nonInferenceMs = (s: Sample): number => s.ms - (s.timings.inference ?? 0);
+
 async function main(): Promise<void> {
   const images = (await benchImages()).filter((i) => values.fixtures || i.group !== 'fixtures');
   const steps = Array.from({ length: runs }, () => images).flat();
@@ -42,12 +45,13 @@ async function main(): Promise<void> {
   // The stages either side timed, as `npm run bench` lists them.
   const stages = [...new Set(names.flatMap((name) => samples.get(name)!.flatMap((s) => Object.keys(s.timings))))];
   console.log("Medians per image, ms, of the two taking turns; collections and pauses: the main thread's; share: everything but inference / end to end");
+  const groups = [...new Set(images.map((i) => i.group))];
   const rows: string[][] = [];
-  for (const group of [...new Set(images.map((i) => i.group))]) {
+  for (const group of groups) {
     const [mine, theirs] = names.map((name) => {
       const list = samples.get(name)!.filter((s) => s.group === group);
       const at = (value: (s: Sample) => number) => median(list.map(value));
-      return { name, list, at, total: at((s) => s.ms), other: at((s) => s.ms - (s.timings.inference ?? 0)) };
+      return { name, list, at, total: at((s) => s.ms), other: at(nonInferenceMs) };
     }) as [Side, Side];
     for (const { name, list, at, total, other } of [mine, theirs]) {
       rows.push([
@@ -59,7 +63,7 @@ async function main(): Promise<void> {
     rows.push([group, 'ratio', '', fixed(mine.total / theirs.total, 3), fixed(mine.other / theirs.other, 3), ...stages.map(() => ''), '', '', '']);
   }
   printTable(['images', 'checkout', 'n', 'end to end', 'non-inference', ...stages, 'collections', 'pauses ms', 'share'], rows);
-  printTails(images.map((i) => i.group), names.map((name) => [name, samples.get(name)!] as const));
+  printTails(groups, names.map((name) => [name, samples.get(name)!] as const));
 }
 
 /**
@@ -69,10 +73,10 @@ async function main(): Promise<void> {
  */
 function printTails(groups: string[], sides: (readonly [string, Sample[]])[]): void {
   console.log("Tails per image of the same turns: everything but inference, ms (mean, 90th percentile, slowest); the process's minor page faults (median, mean, most) and system CPU ms (mean)");
-  const rows = [...new Set(groups)].flatMap((group) =>
+  const rows = groups.flatMap((group) =>
     sides.map(([name, all]) => {
       const list = all.filter((s) => s.group === group);
-      const other = list.map((s) => s.ms - (s.timings.inference ?? 0));
+      const other = list.map(nonInferenceMs);
       const faults = list.map((s) => s.pageFaults);
       return [
         group, name,
